@@ -1,0 +1,1 @@
+"""Tasks: WebArena-style task JSON, families (templates), evaluators, oracles, splits."""
