@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,12 +57,20 @@ class Task:
         return self.sites[0] if len(self.sites) == 1 else "cross"
 
 
+_PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*?)__")
+
+
 def expand_url(url: str, base_url: str) -> str:
-    """Replace WebArena-style placeholders by our server's paths under `base_url`."""
-    for key, prefix in PLACEHOLDERS.items():
-        if key in url:
-            url = url.replace(key, base_url.rstrip("/") + prefix)
-    return url
+    """Replace WebArena-style placeholders (`__SHOP__/x`) by `base_url` + the site's path.
+
+    Known WebArena names map through PLACEHOLDERS; any other `__NAME__` maps to `/name`.
+    """
+    base = base_url.rstrip("/")
+
+    def sub(m: re.Match) -> str:
+        return base + PLACEHOLDERS.get(m.group(0), "/" + m.group(1).lower())
+
+    return _PLACEHOLDER.sub(sub, url)
 
 
 def _need(d: dict, key: str, kind: type | tuple, where: str) -> Any:

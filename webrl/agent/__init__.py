@@ -1,0 +1,1 @@
+"""Agents: scripted (oracle, random) and, later, LLM policies."""

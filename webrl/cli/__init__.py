@@ -1,0 +1,1 @@
+"""The `webrl` command line."""

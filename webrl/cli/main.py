@@ -1,0 +1,178 @@
+"""`webrl` command line: one subcommand per job (see `webrl --help`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from webrl.tasks.schema import TaskError
+
+
+def _load_tasks(split: str, sites: str | None, limit: int | None):
+    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.splits import load_split
+
+    tasks = load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
+    if sites:
+        wanted = set(sites.split(","))
+        tasks = [t for t in tasks if t.site in wanted]
+    return tasks[:limit] if limit else tasks
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from webrl.agent.policies import OracleAgent, RandomAgent
+    from webrl.env.web_env import EnvConfig, WebEnv
+    from webrl.eval.runner import run_eval
+    from webrl.eval.summary import format_table
+
+    if args.backend != "http":
+        print(f"error: backend {args.backend!r} is not available yet; use --backend http", file=sys.stderr)
+        return 2
+    tasks = _load_tasks(args.split, args.sites, args.limit)
+    if args.agent == "oracle":
+        def make_agent():
+            return OracleAgent()
+    elif args.agent == "random":
+        def make_agent():
+            return RandomAgent(seed=args.seed)
+    else:
+        print(f"error: unknown agent {args.agent!r}; use oracle or random", file=sys.stderr)
+        return 2
+    env = WebEnv(EnvConfig(max_steps=args.max_steps))
+    out = Path(args.out) if args.out else None
+    summary, _ = run_eval(
+        tasks, make_agent, env, out, progress=not args.no_progress,
+        extra_config={"agent": args.agent, "split": args.split, "seed": args.seed},
+    )  # fmt: skip
+    print(format_table(summary, title=f"agent={args.agent} split={args.split}"))
+    if out:
+        print(f"episodes: {out / 'episodes.jsonl'}  summary: {out / 'summary.json'}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+def cmd_bench_env(args: argparse.Namespace) -> int:
+    from webrl.env.web_env import EnvConfig
+    from webrl.eval.bench import bench_env
+
+    tasks = _load_tasks(args.split, args.sites, args.limit)
+    result = bench_env(tasks, EnvConfig(evaluate=False), repeats=args.repeats)
+    print(json.dumps(result))
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from webrl.sites.world import WorldApp
+    from webrl.tasks.family import SeedDB
+    from webrl.tasks.registry import families
+    from webrl.tasks.schema import save_tasks
+    from webrl.tasks.splits import load_split, write_splits
+
+    if args.tasks_cmd == "list":
+        counts: dict[str, dict[str, int]] = {}
+        for split in ("test", "train"):
+            for t in load_split(split):
+                counts.setdefault(t.family, {"test": 0, "train": 0})[split] += 1
+        print(f"{'family':<34} {'kind':<11} {'test':>5} {'train':>6}  template")
+        for name, fam in families().items():
+            c = counts.get(name, {"test": 0, "train": 0})
+            print(f"{name:<34} {fam.kind:<11} {c['test']:>5} {c['train']:>6}  {fam.template}")
+        return 0
+    if args.tasks_cmd == "export":
+        tasks = _load_tasks(args.split, args.sites, args.limit)
+        save_tasks(tasks, args.out)
+        print(f"wrote {len(tasks)} tasks to {args.out}")
+        return 0
+    if args.tasks_cmd == "build":
+        world = WorldApp()
+        sizes = write_splits(SeedDB(world.store.snapshot))
+        print(json.dumps(sizes))
+        return 0
+    if args.tasks_cmd == "generate":
+        from webrl.tasks.registry import family
+
+        world = WorldApp()
+        fam = family(args.family)
+        tasks = [fam.make(SeedDB(world.store.snapshot), args.seed + i, args.gen_split) for i in range(args.n)]
+        save_tasks(tasks, args.out)
+        print(f"wrote {len(tasks)} tasks to {args.out}")
+        return 0
+    return 2
+
+
+def cmd_sites_serve(args: argparse.Namespace) -> int:
+    from werkzeug.serving import run_simple
+
+    from webrl.sites.world import WorldApp
+
+    print(f"serving {', '.join(WorldApp().specs)} on http://{args.host}:{args.port}/")
+    run_simple(args.host, args.port, WorldApp(), threaded=True, use_reloader=False)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="webrl", description="WebRL: train and evaluate LLM web agents.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def task_args(sp, default_split="test"):
+        sp.add_argument("--split", default=default_split, help="test | train | a task JSON/JSONL file")
+        sp.add_argument("--sites", default=None, help="comma-separated site filter, e.g. shop,forum")
+        sp.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+
+    e = sub.add_parser("eval", help="run an agent over a split and print per-site success")
+    e.add_argument("--agent", default="oracle", help="oracle | random")
+    task_args(e)
+    e.add_argument("--backend", default="http", help="http (chromium/browsergym: later)")
+    e.add_argument("--out", default=None, help="directory for episodes.jsonl + summary.json (resumable)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
+    e.add_argument("--max-steps", type=int, default=30, help="steps before an episode is cut off")
+    e.add_argument("--json", action="store_true", help="print the summary JSON as the last line")
+    e.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    e.set_defaults(func=cmd_eval)
+
+    b = sub.add_parser("bench", help="benchmarks that print JSON")
+    bsub = b.add_subparsers(dest="bench_cmd", required=True)
+    be = bsub.add_parser("env", help="env steps/s and reset latency over oracle trajectories")
+    task_args(be)
+    be.add_argument("--repeats", type=int, default=3, help="replays of each trajectory")
+    be.set_defaults(func=cmd_bench_env)
+
+    t = sub.add_parser("tasks", help="task splits and families")
+    tsub = t.add_subparsers(dest="tasks_cmd", required=True)
+    tsub.add_parser("list", help="families per site with split counts").set_defaults(func=cmd_tasks)
+    ex = tsub.add_parser("export", help="write a split as WebArena-style JSON")
+    task_args(ex)
+    ex.add_argument("--out", required=True, help="output JSON file")
+    ex.set_defaults(func=cmd_tasks)
+    tsub.add_parser("build", help="regenerate the split files from the families").set_defaults(func=cmd_tasks)
+    g = tsub.add_parser("generate", help="new instances of one family")
+    g.add_argument("--family", required=True, help="family name (see `webrl tasks list`)")
+    g.add_argument("--n", type=int, default=10, help="how many")
+    g.add_argument("--seed", type=int, default=0, help="first seed")
+    g.add_argument("--split", dest="gen_split", default="train", help="train | test | any (slot pool)")
+    g.add_argument("--out", required=True, help="output JSON file")
+    g.set_defaults(func=cmd_tasks)
+
+    s = sub.add_parser("sites", help="the self-hosted websites")
+    ssub = s.add_subparsers(dest="sites_cmd", required=True)
+    sv = ssub.add_parser("serve", help="serve every site over HTTP on loopback")
+    sv.add_argument("--host", default="127.0.0.1", help="bind address (keep it on loopback)")
+    sv.add_argument("--port", type=int, default=7770, help="port")
+    sv.set_defaults(func=cmd_sites_serve)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (TaskError, FileNotFoundError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The environment: observation, actions, backends and the Gymnasium-style WebEnv."""

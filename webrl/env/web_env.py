@@ -1,0 +1,193 @@
+"""`WebEnv`: a Gymnasium-style environment over the sites.
+
+    env = WebEnv()
+    obs, info = env.reset(options={"task": task})
+    obs, reward, terminated, truncated, info = env.step('do(action="Click", element="3")')
+
+`terminated` on exit(...); `truncated` at `max_steps` or after `max_repeats`
+consecutive invalid or identical actions (the WebArena-Lite harness rule).
+The reward is the ground-truth evaluator's score, given once when the episode
+ends. Model output never raises: a bad action is a no-op whose error shows in
+the next observation.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from webrl.env.actions import ELEMENT_ACTIONS, parse_action
+from webrl.env.http_backend import ActionError, HttpSession
+from webrl.env.observation import PageText, Window, extract, make_window, render
+from webrl.sites.world import WorldApp
+from webrl.tasks.evaluators import evaluate
+from webrl.tasks.schema import Task, expand_url, task_from_json
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Settings of one environment."""
+
+    max_steps: int = 30  # steps before the episode is truncated
+    max_repeats: int = 5  # consecutive invalid-or-identical actions before truncation
+    window_chars: int = 2000  # characters of page text shown per scroll window
+    base_url: str = "http://127.0.0.1:7770"  # where the sites live (for URLs shown to the agent)
+    evaluate: bool = True  # score the episode with the task's evaluator when it ends
+
+    def __post_init__(self):
+        if self.max_steps < 1:
+            raise ValueError(f"EnvConfig.max_steps must be >= 1, got {self.max_steps}")
+        if self.window_chars < 200:
+            raise ValueError(f"EnvConfig.window_chars must be >= 200, got {self.window_chars}")
+
+
+class WebEnv:
+    """One episode at a time over the `http` backend (in-process sites)."""
+
+    def __init__(self, config: EnvConfig | None = None, world: WorldApp | None = None):
+        self.config = config or EnvConfig()
+        self.world = world or WorldApp()
+        self.session: HttpSession | None = None
+        self.task: Task | None = None
+        self._page: PageText | None = None
+        self._page_version = -1
+        self._window_index = 0
+        self._steps = 0
+        self._repeats = 0
+        self._last_action: str | None = None
+        self._done = True
+
+    # --- Gymnasium API ---------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        """Start an episode on `options["task"]` (a Task or its JSON dict)."""
+        task = (options or {}).get("task")
+        if task is None:
+            raise ValueError('WebEnv.reset needs options={"task": Task | dict}')
+        if isinstance(task, dict):
+            task = task_from_json(task)
+        t0 = time.perf_counter()
+        if self.session is not None:
+            self.session.close()
+        self.session = HttpSession(self.world, self.config.base_url)
+        self.task = task
+        if task.require_login:
+            for site in task.sites:
+                if site in self.world.specs:
+                    user, password = self.world.specs[site].default_user
+                    self.session.login(site, user, password)
+        self.session.goto(expand_url(task.start_url, self.config.base_url))
+        self._steps = 0
+        self._repeats = 0
+        self._last_action = None
+        self._done = False
+        self._window_index = 0
+        reset_ms = (time.perf_counter() - t0) * 1000
+        obs, info = self._observe(error=None)
+        info["timings"] = {"reset_ms": reset_ms}
+        return obs, info
+
+    def step(self, action_text: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._done or self.session is None:
+            raise RuntimeError("call reset() before step() (the episode has ended)")
+        t0 = time.perf_counter()
+        self._steps += 1
+        parsed = parse_action(action_text)
+        action, error = parsed.action, parsed.error
+        answer = None
+        terminated = False
+        if action is not None:
+            try:
+                if action.kind == "exit":
+                    answer = action.argument
+                    terminated = True
+                elif action.kind in ("Scroll Down", "Scroll Up"):
+                    self._scroll(+1 if action.kind == "Scroll Down" else -1)
+                else:
+                    node = None
+                    if action.kind in ELEMENT_ACTIONS:
+                        node = self._element_node(action.element)
+                    self.session.act(action, node)
+            except ActionError as e:
+                error = str(e)
+            except Exception as e:  # a site bug must not kill the episode
+                error = f"the page failed to respond ({type(e).__name__})"
+        key = action.to_text() if action is not None else None
+        invalid = error is not None
+        same = key is not None and key == self._last_action
+        self._repeats = self._repeats + 1 if (invalid or same) else 0
+        self._last_action = key
+        truncated = not terminated and (
+            self._steps >= self.config.max_steps or self._repeats >= self.config.max_repeats
+        )
+        act_ms = (time.perf_counter() - t0) * 1000
+        t1 = time.perf_counter()
+        obs, info = self._observe(error)
+        obs_ms = (time.perf_counter() - t1) * 1000
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            info["answer"] = answer
+            if self.config.evaluate:
+                reward = self.score(answer)
+        info.update(
+            action=None if action is None else {"kind": action.kind, "element": action.element, "argument": action.argument},
+            action_text=key,
+            action_error=error,
+            step=self._steps,
+            repeats=self._repeats,
+            timings={"act_ms": act_ms, "obs_ms": obs_ms},
+        )  # fmt: skip
+        return obs, reward, terminated, truncated, info
+
+    def score(self, answer: str | None) -> float:
+        """Ground-truth score of the current state and `answer` for the current task."""
+        assert self.session is not None and self.task is not None
+        return evaluate(self.task, answer, self.session.url, self.session.fetch, self.config.base_url)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    # --- observation -------------------------------------------------------------------
+    def page(self) -> PageText:
+        """The current page's text (re-extracted when the DOM changes)."""
+        assert self.session is not None
+        self._page = extract(self.session.tree)
+        if self.session.version != self._page_version:
+            self._page_version = self.session.version
+            self._window_index = 0
+        return self._page
+
+    def window(self) -> Window:
+        assert self._page is not None
+        return make_window(self._page.lines, self.config.window_chars, self._window_index)
+
+    def _observe(self, error: str | None) -> tuple[str, dict[str, Any]]:
+        assert self.session is not None
+        page = self.page()
+        win = self.window()
+        obs = render(page, self.session.url, win, error)
+        info = {
+            "url": self.session.url,
+            "status": self.session.status,
+            "title": page.title,
+            "elements": [e.to_json(win.start <= e.line < win.end) for e in page.elements],
+            "viewport": {"index": win.index, "start": win.start, "end": win.end, "count": win.count},
+            "task_id": self.task.task_id if self.task else None,
+        }
+        return obs, info
+
+    def _scroll(self, delta: int) -> None:
+        win = self.window()
+        target = win.index + delta
+        if not 0 <= target < win.count:
+            raise ActionError("already at the " + ("bottom" if delta > 0 else "top") + " of the page")
+        self._window_index = target
+
+    def _element_node(self, eid: int | None):
+        assert self._page is not None
+        if eid is None or not 1 <= eid <= len(self._page.elements):
+            raise ActionError(f"element {eid} does not exist on this page")
+        return self._page.elements[eid - 1].node

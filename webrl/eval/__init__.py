@@ -1,0 +1,1 @@
+"""Evaluation: run agents over task splits, summarise, benchmark the env."""

@@ -1,0 +1,114 @@
+"""Run an agent over tasks; one JSONL line per episode, resumable.
+
+Episode record (one JSON object per line of `episodes.jsonl`):
+  task_id, family, site, intent, reward, success, steps (list of
+  {obs, response, action, error, url}), answer, n_steps, terminated,
+  truncated, agent_error, seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from tqdm import tqdm
+
+from webrl.agent.policies import Agent
+from webrl.env.web_env import WebEnv
+from webrl.eval.summary import format_table, summarize
+from webrl.tasks.schema import Task
+
+
+def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) -> dict:
+    t0 = time.perf_counter()
+    obs, info = env.reset(options={"task": task})
+    agent.reset(task)
+    steps: list[dict] = []
+    reward, terminated, truncated, agent_error, answer = 0.0, False, False, None, None
+    while True:
+        try:
+            response = agent.act(obs, info)
+        except Exception as e:  # an agent bug ends its episode, not the run
+            agent_error = f"{type(e).__name__}: {e}"
+            reward = 0.0
+            break
+        step = {"obs": obs if keep_obs else None, "response": response}
+        obs, reward, terminated, truncated, info = env.step(response)
+        step.update(action=info["action_text"], error=info["action_error"], url=info["url"])
+        steps.append(step)
+        if terminated or truncated:
+            answer = info.get("answer")
+            break
+    return {
+        "task_id": task.task_id,
+        "family": task.family,
+        "site": task.site,
+        "intent": task.intent,
+        "reward": reward,
+        "success": reward >= 1.0,
+        "answer": answer,
+        "n_steps": len(steps),
+        "terminated": terminated,
+        "truncated": truncated,
+        "agent_error": agent_error,
+        "seconds": round(time.perf_counter() - t0, 4),
+        "steps": steps,
+    }
+
+
+def read_episodes(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a torn last line from a crash: rerun that episode
+    return out
+
+
+def run_eval(
+    tasks: Iterable[Task],
+    make_agent: Callable[[], Agent],
+    env: WebEnv,
+    out_dir: Path | None = None,
+    progress: bool = True,
+    keep_obs: bool = True,
+    extra_config: dict | None = None,
+) -> tuple[dict, list[dict]]:
+    """Run every task once; with `out_dir`, append to episodes.jsonl and skip tasks
+    already there (resume), then write summary.json and config.json."""
+    tasks = list(tasks)
+    done: list[dict] = []
+    path = None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "episodes.jsonl"
+        done = read_episodes(path)
+        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
+        config = {"env": env.config.__dict__, "tasks": len(tasks), **(extra_config or {})}
+        (out_dir / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    finished = {str(r["task_id"]) for r in done}
+    todo = [t for t in tasks if str(t.task_id) not in finished]
+    agent = make_agent()
+    bar = tqdm(todo, desc="episodes", unit="ep", disable=not progress, leave=False)
+    records = list(done)
+    for task in bar:
+        rec = run_episode(env, agent, task, keep_obs=keep_obs)
+        records.append(rec)
+        if path is not None:
+            with path.open("a") as f:
+                f.write(json.dumps(rec) + "\n")
+        bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
+    wanted = {str(t.task_id) for t in tasks}
+    records = [r for r in records if str(r["task_id"]) in wanted]
+    summary = summarize(records)
+    if out_dir is not None:
+        (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary, records
+
+
+__all__ = ["run_episode", "run_eval", "read_episodes", "format_table"]

@@ -1,0 +1,154 @@
+"""Ground-truth evaluators with WebArena semantics; scores multiply across types.
+
+- string_match: `exact_match` (normalised equality), `must_include` (every
+  phrase appears, case-insensitive), `fuzzy_match` (offline: every normalised
+  token of some reference appears among the answer's tokens; "N/A" references
+  need an answer that is exactly N/A). WebArena judges fuzzy_match with an
+  LLM; this offline rule is stricter on paraphrases and never needs a network.
+- url_match: same path, and every query parameter of the reference present
+  with the same value in the final URL; alternatives separated by " |OR| ".
+- program_html: fetch the URL in the episode's own state ("last" = the final
+  page), select text with `locator` (a CSS selector, WebArena's
+  `document.querySelector('sel').outerText` form, or "" for the whole page),
+  and check `required_contents` (must_include list or exact_match).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from lxml import html as lxml_html
+
+from webrl.tasks.schema import Task, expand_url
+
+_WS = re.compile(r"\s+")
+_QS = re.compile(r"""document\.querySelector(?:All)?\(\s*(['"])(.+?)\1\s*\)""")
+
+
+class UnsupportedEval(ValueError):
+    """This eval cannot be computed offline (e.g. a JS locator we cannot map)."""
+
+
+def normalize(text: str | None) -> str:
+    s = _WS.sub(" ", str(text or "")).strip().lower()
+    s = s.strip("\"'`")
+    return s.rstrip(".").strip()
+
+
+def tokens(text: str) -> list[str]:
+    s = normalize(text)
+    s = "".join(" " if c in string.punctuation and c not in ".$" else c for c in s)
+    return [t.strip(".") for t in s.split() if t.strip(".")]
+
+
+def exact_match(ref: str, answer: str) -> float:
+    return float(normalize(ref) == normalize(answer))
+
+
+def must_include(ref: str, answer: str) -> float:
+    return float(normalize(ref) in normalize(answer))
+
+
+def fuzzy_match(refs: list[str] | str, answer: str) -> float:
+    refs = [refs] if isinstance(refs, str) else refs
+    if any(normalize(r) == "n/a" for r in refs):
+        return float(normalize(answer) == "n/a")
+    have = set(tokens(answer))
+    return float(all(set(tokens(r)) <= have for r in refs))
+
+
+def string_score(reference: dict, answer: str | None) -> float:
+    if answer is None:
+        return 0.0
+    score = 1.0
+    for kind, ref in reference.items():
+        if kind == "exact_match":
+            score *= exact_match(ref, answer)
+        elif kind == "must_include":
+            refs = ref if isinstance(ref, list) else [ref]
+            for r in refs:
+                score *= must_include(r, answer)
+        elif kind == "fuzzy_match":
+            score *= fuzzy_match(ref, answer)
+    return score
+
+
+def _url_key(url: str) -> tuple[str, dict[str, list[str]]]:
+    p = urlsplit(url)
+    path = unquote(p.path).rstrip("/") or "/"
+    query: dict[str, list[str]] = {}
+    for k, v in parse_qsl(p.query, keep_blank_values=True):
+        query.setdefault(k, []).append(v)
+    return path, query
+
+
+def url_score(reference: str, final_url: str, base_url: str) -> float:
+    got_path, got_q = _url_key(expand_url(final_url, base_url))
+    for alt in reference.split(" |OR| "):
+        ref_path, ref_q = _url_key(expand_url(alt.strip(), base_url))
+        if ref_path == got_path and all(
+            set(v) <= set(got_q.get(k, [])) for k, v in ref_q.items()
+        ):
+            return 1.0
+    return 0.0
+
+
+def css_of_locator(locator: str) -> str:
+    """Our locators are CSS; WebArena's `document.querySelector('x').outerText` maps to `x`."""
+    locator = locator.strip()
+    if not locator:
+        return ""
+    if "document." in locator or "(" in locator and "querySelector" in locator:
+        m = _QS.search(locator)
+        if not m:
+            raise UnsupportedEval(f"cannot evaluate JavaScript locator offline: {locator[:120]}")
+        return m.group(2)
+    return locator
+
+
+def select_text(page_html: str, locator: str) -> str:
+    root = lxml_html.document_fromstring(page_html or "<html></html>")
+    for bad in root.iter("script", "style", "head"):
+        bad.drop_tree()
+    css = css_of_locator(locator)
+    nodes = root.cssselect(css) if css else [root]
+    return " ".join(_WS.sub(" ", n.text_content()).strip() for n in nodes)
+
+
+def program_score(programs: list[dict], final_url: str, fetch: Callable[[str], str], base_url: str) -> float:
+    score = 1.0
+    for prog in programs:
+        url = prog["url"]
+        target = final_url if url == "last" else expand_url(url, base_url)
+        text = select_text(fetch(target), prog["locator"])
+        req = prog["required_contents"]
+        if "exact_match" in req:
+            score *= exact_match(req["exact_match"], text)
+        for phrase in req.get("must_include", []):
+            alts = phrase.split(" |OR| ")
+            score *= float(any(normalize(a) in normalize(text) for a in alts))
+        if not score:
+            return 0.0
+    return score
+
+
+def evaluate(
+    task: Task, answer: str | None, final_url: str, fetch: Callable[[str], str], base_url: str
+) -> float:
+    """Score an ended episode in [0, 1] (1 = success). `fetch(url)` returns a page's
+    HTML in the episode's own state."""
+    ev = task.eval
+    score = 1.0
+    for kind in ev["eval_types"]:
+        if kind == "string_match":
+            score *= string_score(ev["reference_answers"], answer)
+        elif kind == "url_match":
+            score *= url_score(ev["reference_url"], final_url, base_url)
+        elif kind == "program_html":
+            score *= program_score(ev["program_html"], final_url, fetch, base_url)
+        if score == 0:
+            break
+    return score
