@@ -69,8 +69,8 @@ def string_score(reference: dict, answer: str | None) -> float:
             score *= exact_match(ref, answer)
         elif kind == "must_include":
             refs = ref if isinstance(ref, list) else [ref]
-            for r in refs:
-                score *= must_include(r, answer)
+            for r in refs:  # every phrase; " |OR| " separates accepted alternatives
+                score *= float(any(must_include(alt, answer) for alt in r.split(" |OR| ")))
         elif kind == "fuzzy_match":
             score *= fuzzy_match(ref, answer)
     return score
@@ -101,7 +101,7 @@ def css_of_locator(locator: str) -> str:
     locator = locator.strip()
     if not locator:
         return ""
-    if "document." in locator or "(" in locator and "querySelector" in locator:
+    if "document." in locator or "(" in locator or locator.endswith(("innerText", "outerText")):
         m = _QS.search(locator)
         if not m:
             raise UnsupportedEval(f"cannot evaluate JavaScript locator offline: {locator[:120]}")
@@ -114,8 +114,12 @@ def select_text(page_html: str, locator: str) -> str:
     for bad in root.iter("script", "style", "head"):
         bad.drop_tree()
     css = css_of_locator(locator)
-    nodes = root.cssselect(css) if css else [root]
-    return " ".join(_WS.sub(" ", n.text_content()).strip() for n in nodes)
+    try:
+        nodes = root.cssselect(css) if css else [root]
+    except Exception as e:  # cssselect raises several error types on bad selectors
+        raise UnsupportedEval(f"invalid CSS locator {locator!r}: {e}") from e
+    # text runs joined by spaces, like a browser's outerText separates cells and blocks
+    return " ".join(_WS.sub(" ", " ".join(n.itertext())).strip() for n in nodes)
 
 
 def program_score(programs: list[dict], final_url: str, fetch: Callable[[str], str], base_url: str) -> float:
