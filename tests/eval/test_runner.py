@@ -1,0 +1,45 @@
+import json
+
+from conftest import notes_task
+
+from webrl.agent.policies import RandomAgent
+from webrl.env.web_env import EnvConfig, WebEnv
+from webrl.eval.runner import read_episodes, run_eval
+from webrl.eval.summary import format_table, summarize
+from webrl.tasks.schema import task_from_json
+
+
+def test_summary_math():
+    recs = [
+        {"site": "shop", "family": "a", "success": True, "n_steps": 2},
+        {"site": "shop", "family": "b", "success": False, "n_steps": 4},
+        {"site": "forum", "family": "c", "success": True, "n_steps": 6},
+    ]
+    s = summarize(recs)
+    assert s["episodes"] == 3 and abs(s["success_rate"] - 2 / 3) < 1e-9
+    assert list(s["per_site"]) == ["shop", "forum"]
+    assert s["per_site"]["shop"] == {"success_rate": 0.5, "episodes": 2}
+    assert s["mean_steps"] == 4
+    assert "forum" in format_table(s) and "66.7%" in format_table(s)
+
+
+def test_run_eval_writes_and_resumes(tmp_path, notes_world):
+    tasks = [task_from_json(notes_task(task_id=i)) for i in range(4)]
+    env = WebEnv(EnvConfig(max_steps=5), world=notes_world)
+    out = tmp_path / "run"
+    summary, recs = run_eval(tasks[:2], lambda: RandomAgent(seed=1), env, out, progress=False)
+    assert summary["episodes"] == 2
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    rec = json.loads(lines[0])
+    assert {"task_id", "site", "reward", "success", "steps", "answer", "n_steps"} <= set(rec)
+    assert rec["steps"][0]["obs"].startswith("URL: ") and "response" in rec["steps"][0]
+    # a torn line from a crash is dropped and that episode re-run; finished ones are kept
+    with (out / "episodes.jsonl").open("a") as f:
+        f.write('{"task_id": 2, "tor')
+    summary, recs = run_eval(tasks, lambda: RandomAgent(seed=1), env, out, progress=False)
+    assert summary["episodes"] == 4
+    assert [r["task_id"] for r in read_episodes(out / "episodes.jsonl")] == [0, 1, 2, 3]
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["episodes"] == 4 and "per_site" in saved
+    assert json.loads((out / "config.json").read_text())["env"]["max_steps"] == 5
