@@ -92,11 +92,18 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print(json.dumps(sizes))
         return 0
     if args.tasks_cmd == "generate":
-        from webrl.tasks.registry import family
+        from webrl.tasks.registry import family, site_families
+        from webrl.tasks.splits import instances
 
-        world = WorldApp()
-        fam = family(args.family)
-        tasks = [fam.make(SeedDB(world.store.snapshot), args.seed + i, args.gen_split) for i in range(args.n)]
+        if bool(args.family) == bool(args.site):
+            print("error: give exactly one of --family NAME or --site SITE", file=sys.stderr)
+            return 2
+        fams = [family(args.family)] if args.family else site_families(args.site)
+        if not fams:
+            print(f"error: no task families for site {args.site!r}", file=sys.stderr)
+            return 2
+        db = SeedDB(WorldApp().store.snapshot)
+        tasks = instances(fams, db, args.gen_split, args.n, set(), first_seed=args.seed)
         save_tasks(tasks, args.out)
         print(f"wrote {len(tasks)} tasks to {args.out}")
         return 0
@@ -148,10 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", required=True, help="output JSON file")
     ex.set_defaults(func=cmd_tasks)
     tsub.add_parser("build", help="regenerate the split files from the families").set_defaults(func=cmd_tasks)
-    g = tsub.add_parser("generate", help="new instances of one family")
-    g.add_argument("--family", required=True, help="family name (see `webrl tasks list`)")
+    g = tsub.add_parser("generate", help="fresh instances of one family, or of all a site's families")
+    g.add_argument("--family", default=None, help="family name (see `webrl tasks list`)")
+    g.add_argument("--site", default=None, help="round-robin over this site's families")
     g.add_argument("--n", type=int, default=10, help="how many")
-    g.add_argument("--seed", type=int, default=0, help="first seed")
+    g.add_argument("--seed", type=int, default=1000, help="first seed (the splits use seeds from 0)")
     g.add_argument("--split", dest="gen_split", default="train", help="train | test | any (slot pool)")
     g.add_argument("--out", required=True, help="output JSON file")
     g.set_defaults(func=cmd_tasks)

@@ -59,7 +59,7 @@ def login_required(view: Callable) -> Callable:
     @functools.wraps(view)
     def wrapped(*args, **kwargs):
         if current_user() is None:
-            return redirect(url_for("login", next=request.full_path.rstrip("?")))
+            return redirect(url_for("login", next=request.script_root + request.full_path.rstrip("?")))
         return view(*args, **kwargs)
 
     return wrapped
@@ -159,7 +159,7 @@ def create_site_app(name: str, title: str, template_dir: Path) -> Flask:
 
     @app.errorhandler(404)
     def not_found(_e):
-        return render_template("error.html", message="Page not found."), 404
+        return render_template("error.html", error_message="Page not found."), 404
 
     return app
 

@@ -22,10 +22,12 @@ TRAIN_ID_OFFSET = 10_000
 MAX_TRIES = 50
 
 
-def _instances(fams: list[TaskFamily], db: SeedDB, split: str, count: int, seen: set[str]) -> list[Task]:
-    """`count` distinct tasks, round-robin over `fams`, seeds 0, 1, 2, ... per family."""
+def instances(
+    fams: list[TaskFamily], db: SeedDB, split: str, count: int, seen: set[str], first_seed: int = 0
+) -> list[Task]:
+    """`count` distinct tasks, round-robin over `fams`, seeds first_seed, +1, ... per family."""
     out: list[Task] = []
-    seeds = dict.fromkeys((f.name for f in fams), 0)
+    seeds = dict.fromkeys((f.name for f in fams), first_seed)
     misses = dict.fromkeys(seeds, 0)
     while len(out) < count:
         progressed = False
@@ -57,7 +59,7 @@ def build_split(split: str, db: SeedDB) -> list[Task]:
     tasks: list[Task] = []
     seen: set[str] = set()
     for site, count in counts.items():
-        tasks += _instances(site_families(site), db, split, count, seen)
+        tasks += instances(site_families(site), db, split, count, seen)
     return [Task(**{**t.__dict__, "task_id": offset + i}) for i, t in enumerate(tasks)]
 
 
