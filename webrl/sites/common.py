@@ -36,7 +36,7 @@ def hash_password(password: str) -> str:
 
 def db() -> sqlite3.Connection:
     """This request's episode-private connection to the current site's database."""
-    return request.environ["webrl.world"].db(current_app.config["SITE_NAME"])
+    return request.environ["webrl.world"].db(current_app.config["SITE_DB"])
 
 
 def cookie_name() -> str:
@@ -48,8 +48,9 @@ def current_user() -> sqlite3.Row | None:
         token = request.cookies.get(cookie_name())
         g.user = None
         if token:
-            g.user = db().execute(
-                "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token = ?",
+            users, sessions = current_app.config["USERS_TABLE"], current_app.config["SESSIONS_TABLE"]
+            g.user = db().execute(  # table names come from the site's config, never from requests
+                f"SELECT u.* FROM {sessions} s JOIN {users} u ON u.id = s.user_id WHERE s.token = ?",
                 (token,),
             ).fetchone()
     return g.user
@@ -121,10 +122,27 @@ def page_url(number: int) -> str:
     return url_for(request.endpoint, **(request.view_args or {}), **args)
 
 
-def create_site_app(name: str, title: str, template_dir: Path) -> Flask:
-    """A Flask app for one site, with login/logout and shared templates wired in."""
+def create_site_app(
+    name: str,
+    title: str,
+    template_dir: Path,
+    database: str = "",
+    users_table: str = "users",
+    sessions_table: str = "sessions",
+) -> Flask:
+    """A Flask app for one site, with login/logout and shared templates wired in.
+
+    `database` names another site's database to use (the admin uses the shop's);
+    `users_table`/`sessions_table` name the login tables in it.
+    """
     app = Flask(f"webrl.sites.{name}", template_folder=None)
-    app.config.update(SITE_NAME=name, SITE_TITLE=title)
+    app.config.update(
+        SITE_NAME=name,
+        SITE_TITLE=title,
+        SITE_DB=database or name,
+        USERS_TABLE=users_table,
+        SESSIONS_TABLE=sessions_table,
+    )
     app.jinja_loader = ChoiceLoader(
         [FileSystemLoader(str(template_dir)), FileSystemLoader(str(SHARED_TEMPLATES))]
     )
@@ -138,12 +156,14 @@ def create_site_app(name: str, title: str, template_dir: Path) -> Flask:
             next_url = url_for("index")  # no open redirects
         if request.method == "POST":
             row = db().execute(
-                "SELECT id, password_hash FROM users WHERE username = ?",
+                f"SELECT id, password_hash FROM {users_table} WHERE username = ?",
                 (request.form.get("username", ""),),
             ).fetchone()
             if row and row["password_hash"] == hash_password(request.form.get("password", "")):
                 token = secrets.token_hex(16)
-                db().execute("INSERT INTO sessions (token, user_id) VALUES (?, ?)", (token, row["id"]))
+                db().execute(
+                    f"INSERT INTO {sessions_table} (token, user_id) VALUES (?, ?)", (token, row["id"])
+                )
                 db().commit()
                 resp = redirect(next_url)
                 resp.set_cookie(cookie_name(), token, path=request.script_root or "/", httponly=True)

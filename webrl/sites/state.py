@@ -24,6 +24,13 @@ class SiteSpec:
     create_app: Callable[[], object]  # returns the site's WSGI (Flask) app
     default_user: tuple[str, str]  # (username, password) logged in when require_login
     description: str = ""
+    database: str = ""  # whose database this site uses ("" = its own); admin uses "shop"
+    users_table: str = "users"  # table with id, username, password_hash (login)
+    sessions_table: str = "sessions"  # table with token, user_id (login sessions)
+
+    @property
+    def db_name(self) -> str:
+        return self.database or self.name
 
 
 def _connect() -> sqlite3.Connection:
@@ -41,20 +48,31 @@ class SnapshotStore:
         self._snapshots: dict[str, sqlite3.Connection] = {}
         self._lock = threading.Lock()
 
-    def snapshot(self, site: str) -> sqlite3.Connection:
-        with self._lock:
-            if site not in self._snapshots:
-                if site not in self.specs:
-                    raise KeyError(f"unknown site {site!r}; known: {sorted(self.specs)}")
-                conn = _connect()
-                self.specs[site].build_db(conn)
-                conn.commit()
-                self._snapshots[site] = conn
-            return self._snapshots[site]
+    def snapshot(self, name: str) -> sqlite3.Connection:
+        """The seed database `name` (a site's own, or one shared by several sites).
 
-    def copy(self, site: str) -> sqlite3.Connection:
-        """A fresh, independent connection holding the site's seed state."""
-        src = self.snapshot(site)
+        Built by the owning site's `build_db`, then by every site that shares it
+        (in spec order), e.g. the shop's catalogue plus the admin's staff tables.
+        """
+        with self._lock:
+            if name not in self._snapshots:
+                if name in self.specs and self.specs[name].database:
+                    name = self.specs[name].db_name
+                    if name in self._snapshots:
+                        return self._snapshots[name]
+                builders = [s for s in self.specs.values() if s.db_name == name]
+                if not builders:
+                    raise KeyError(f"unknown site or database {name!r}; known: {sorted(self.specs)}")
+                conn = _connect()
+                for spec in sorted(builders, key=lambda s: s.name != name):
+                    spec.build_db(conn)
+                conn.commit()
+                self._snapshots[name] = conn
+            return self._snapshots[name]
+
+    def copy(self, name: str) -> sqlite3.Connection:
+        """A fresh, independent connection holding database `name`'s seed state."""
+        src = self.snapshot(name)
         dst = _connect()
         with self._lock:  # backup reads the shared source; keep it single-file
             src.backup(dst)
@@ -68,10 +86,11 @@ class WorldState:
     store: SnapshotStore
     _dbs: dict[str, sqlite3.Connection] = field(default_factory=dict)
 
-    def db(self, site: str) -> sqlite3.Connection:
-        if site not in self._dbs:
-            self._dbs[site] = self.store.copy(site)
-        return self._dbs[site]
+    def db(self, name: str) -> sqlite3.Connection:
+        """This episode's copy of database `name` (made on first use)."""
+        if name not in self._dbs:
+            self._dbs[name] = self.store.copy(name)
+        return self._dbs[name]
 
     def close(self) -> None:
         for conn in self._dbs.values():

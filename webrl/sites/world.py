@@ -9,6 +9,8 @@ tenant's state, so many browser contexts can share one server.
 from __future__ import annotations
 
 import html
+import importlib
+import importlib.util
 import secrets
 import threading
 from collections.abc import Iterable
@@ -19,11 +21,17 @@ from webrl.sites.state import SiteSpec, SnapshotStore, WorldState
 TENANT_COOKIE = "webrl_tenant"
 
 
-def default_specs() -> dict[str, SiteSpec]:
-    """The sites that ship with WebRL, by URL prefix."""
-    from webrl.sites import forum, shop
+SITE_MODULES = ("shop", "admin", "code", "map", "forum")  # WebArena's five domains
 
-    return {spec.name: spec for spec in (shop.SPEC, forum.SPEC)}
+
+def default_specs() -> dict[str, SiteSpec]:
+    """The sites that ship with WebRL (those of SITE_MODULES present), by URL prefix."""
+    specs = {}
+    for name in SITE_MODULES:
+        if importlib.util.find_spec(f"webrl.sites.{name}") is not None:
+            spec = importlib.import_module(f"webrl.sites.{name}").SPEC
+            specs[spec.name] = spec
+    return specs
 
 
 class WorldApp:

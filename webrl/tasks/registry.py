@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from functools import cache
 
 from webrl.tasks.family import TaskFamily
 
+FAMILY_MODULES = ("shop", "admin", "code", "map", "forum", "cross")
+
 
 @cache
 def families() -> dict[str, TaskFamily]:
-    from webrl.tasks import forum, shop
-
+    """All families of the FAMILY_MODULES present (`webrl.tasks.<name>.FAMILIES`)."""
     out: dict[str, TaskFamily] = {}
-    for fam in (*shop.FAMILIES, *forum.FAMILIES):
+    fams: list[TaskFamily] = []
+    for name in FAMILY_MODULES:
+        if importlib.util.find_spec(f"webrl.tasks.{name}") is not None:
+            fams += importlib.import_module(f"webrl.tasks.{name}").FAMILIES
+    for fam in fams:
         if fam.name in out:
             raise ValueError(f"duplicate task family name {fam.name!r}")
         out[fam.name] = fam
