@@ -35,6 +35,22 @@ class Response:
     content_type: str
 
 
+class HttpBackend:
+    """In-process backend: each session is a JS-free browser over `world`."""
+
+    name = "http"
+
+    def __init__(self, world: WorldApp, base_url: str):
+        self.world = world
+        self.base_url = base_url
+
+    def new_session(self) -> HttpSession:
+        return HttpSession(self.world, self.base_url)
+
+    def close(self) -> None:
+        pass
+
+
 class HttpSession:
     """One episode's browser: state, cookies, history, current page."""
 

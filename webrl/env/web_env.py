@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from webrl.env.actions import ELEMENT_ACTIONS, parse_action
-from webrl.env.http_backend import ActionError, HttpSession
+from webrl.env.backend import Backend, Session
+from webrl.env.http_backend import ActionError, HttpBackend
 from webrl.env.observation import PageText, Window, extract, make_window, render
 from webrl.sites.world import WorldApp
 from webrl.tasks.evaluators import evaluate
@@ -43,12 +44,18 @@ class EnvConfig:
 
 
 class WebEnv:
-    """One episode at a time over the `http` backend (in-process sites)."""
+    """One episode at a time over a backend (default: `http`, the sites in process)."""
 
-    def __init__(self, config: EnvConfig | None = None, world: WorldApp | None = None):
+    def __init__(
+        self,
+        config: EnvConfig | None = None,
+        world: WorldApp | None = None,
+        backend: Backend | None = None,
+    ):
         self.config = config or EnvConfig()
         self.world = world or WorldApp()
-        self.session: HttpSession | None = None
+        self.backend = backend or HttpBackend(self.world, self.config.base_url)
+        self.session: Session | None = None
         self.task: Task | None = None
         self._page: PageText | None = None
         self._page_version = -1
@@ -69,7 +76,7 @@ class WebEnv:
         t0 = time.perf_counter()
         if self.session is not None:
             self.session.close()
-        self.session = HttpSession(self.world, self.config.base_url)
+        self.session = self.backend.new_session()
         self.task = task
         if task.require_login:
             for site in task.sites:
@@ -149,6 +156,7 @@ class WebEnv:
         if self.session is not None:
             self.session.close()
             self.session = None
+        self.backend.close()
 
     # --- observation -------------------------------------------------------------------
     def page(self) -> PageText:
