@@ -4,6 +4,7 @@ import pytest
 
 from webrl.agent.policies import OracleAgent, RandomAgent
 from webrl.env.web_env import WebEnv
+from webrl.eval.oracle import split_stats, with_measured_difficulty
 from webrl.eval.runner import run_eval
 from webrl.sites.world import WorldApp
 from webrl.tasks.family import SeedDB
@@ -22,9 +23,18 @@ def db(world):
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
-def test_split_files_match_generator(split, db):
+def test_split_files_match_generator(split, db, world):
     committed = [t.to_json() for t in load_split(split)]
-    assert committed == [t.to_json() for t in build_split(split, db)], "run `webrl tasks build`"
+    built = with_measured_difficulty(build_split(split, db), WebEnv(world=world))
+    assert committed == [t.to_json() for t in built], "run `webrl tasks build`"
+
+
+def test_stats_of_test_split():
+    stats = split_stats(load_split("test"))
+    assert stats["per_site"] == TEST_COUNTS
+    assert set(stats["per_eval_type"]) == {"string_match", "url_match", "program_html"}
+    assert all(n > 0 for n in stats["per_step_bucket"].values()), stats
+    assert stats["infeasible"] > 0
 
 
 def test_split_sizes_and_disjointness():

@@ -72,14 +72,23 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from webrl.tasks.splits import load_split, write_splits
 
     if args.tasks_cmd == "list":
+        from webrl.eval.oracle import split_stats
+
         counts: dict[str, dict[str, int]] = {}
-        for split in ("test", "train"):
-            for t in load_split(split):
+        splits = {split: load_split(split) for split in ("test", "train")}
+        for split, tasks in splits.items():
+            for t in tasks:
                 counts.setdefault(t.family, {"test": 0, "train": 0})[split] += 1
         print(f"{'family':<34} {'kind':<11} {'test':>5} {'train':>6}  template")
         for name, fam in families().items():
             c = counts.get(name, {"test": 0, "train": 0})
             print(f"{name:<34} {fam.kind:<11} {c['test']:>5} {c['train']:>6}  {fam.template}")
+        for split, tasks in splits.items():
+            stats = split_stats(tasks)
+            print(f"\n{split}: {stats['tasks']} tasks, {stats['infeasible']} infeasible (answer N/A)")
+            for key in ("per_site", "per_eval_type", "per_step_bucket"):
+                label = key.removeprefix("per_").replace("_", " ")
+                print(f"  by {label:<11} " + "  ".join(f"{k} {v}" for k, v in stats[key].items()))
         return 0
     if args.tasks_cmd == "export":
         tasks = _load_tasks(args.split, args.sites, args.limit)
@@ -87,8 +96,12 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print(f"wrote {len(tasks)} tasks to {args.out}")
         return 0
     if args.tasks_cmd == "build":
+        from webrl.env.web_env import WebEnv
+        from webrl.eval.oracle import with_measured_difficulty
+
         world = WorldApp()
-        sizes = write_splits(SeedDB(world.store.snapshot))
+        env = WebEnv(world=world)
+        sizes = write_splits(SeedDB(world.store.snapshot), lambda ts: with_measured_difficulty(ts, env))
         print(json.dumps(sizes))
         return 0
     if args.tasks_cmd == "generate":
