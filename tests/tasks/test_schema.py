@@ -53,3 +53,25 @@ def test_expand_url():
     assert expand_url("__SHOPPING__/x.html", "http://h:1/") == "http://h:1/shop/x.html"
     assert expand_url("__REDDIT__/f/books", "http://h:1") == "http://h:1/forum/f/books"
     assert expand_url("__NOTES__/", "http://h:1") == "http://h:1/notes/"
+
+
+def test_offline_limits_of_webarena_configs(tmp_path):
+    from webrl.cli.main import main
+    from webrl.tasks.evaluators import offline_limits
+
+    fuzzy = json.loads(json.dumps(WEBARENA_LITE_RECORD))
+    fuzzy["eval"]["reference_answers"] = {"fuzzy_match": ["small ear cups"]}
+    func = json.loads(json.dumps(WEBARENA_LITE_RECORD))
+    func["task_id"] = 22
+    func["eval"] = {"eval_types": ["program_html"], "program_html": [
+        {"url": "func:shopping_get_latest_order_url()", "locator": "document.querySelector('.x').outerText",
+         "required_contents": {"must_include": ["y"]}}]}  # fmt: skip
+    plain = task_from_json(WEBARENA_LITE_RECORD)
+    assert plain.site == "shop"
+    assert offline_limits(plain, {"shop", "shopping"}) == []
+    assert "LLM-judged" in offline_limits(task_from_json(fuzzy))[0]
+    limits = offline_limits(task_from_json(func))
+    assert len(limits) == 1 and "WebArena helper" in limits[0]
+    path = tmp_path / "wa.json"
+    path.write_text(json.dumps([WEBARENA_LITE_RECORD, fuzzy, func]))
+    assert main(["tasks", "check", str(path)]) == 0

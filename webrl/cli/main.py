@@ -104,6 +104,20 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         sizes = write_splits(SeedDB(world.store.snapshot), lambda ts: with_measured_difficulty(ts, env))
         print(json.dumps(sizes))
         return 0
+    if args.tasks_cmd == "check":
+        from webrl.tasks.evaluators import offline_limits
+        from webrl.tasks.schema import SITE_ALIASES, load_tasks
+
+        tasks = load_tasks(args.file)
+        known = set(WorldApp().specs) | set(SITE_ALIASES)
+        bad = 0
+        for t in tasks:
+            limits = offline_limits(t, known)
+            if limits:
+                bad += 1
+                print(f"task {t.task_id}: " + "; ".join(limits))
+        print(f"{len(tasks)} tasks parsed; {len(tasks) - bad} evaluable offline, {bad} with limits above")
+        return 0
     if args.tasks_cmd == "generate":
         from webrl.tasks.registry import family, site_families
         from webrl.tasks.splits import instances
@@ -168,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", required=True, help="output JSON file")
     ex.set_defaults(func=cmd_tasks)
     tsub.add_parser("build", help="regenerate the split files from the families").set_defaults(func=cmd_tasks)
+    ck = tsub.add_parser("check", help="parse a task file (ours or WebArena's) and say what cannot be evaluated offline")
+    ck.add_argument("file", help="task JSON/JSONL file")
+    ck.set_defaults(func=cmd_tasks)
     g = tsub.add_parser("generate", help="fresh instances of one family, or of all a site's families")
     g.add_argument("--family", default=None, help="family name (see `webrl tasks list`)")
     g.add_argument("--site", default=None, help="round-robin over this site's families")

@@ -23,7 +23,7 @@ from webrl.env.http_backend import ActionError, HttpBackend
 from webrl.env.observation import PageText, Window, extract, make_window, render
 from webrl.sites.world import WorldApp
 from webrl.tasks.evaluators import evaluate
-from webrl.tasks.schema import Task, expand_url, task_from_json
+from webrl.tasks.schema import Task, canonical_site, expand_url, task_from_json
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class WebEnv:
         self.session = self.backend.new_session()
         self.task = task
         if task.require_login:
-            for site in task.sites:
+            for site in map(canonical_site, task.sites):
                 if site in self.world.specs:
                     user, password = self.world.specs[site].default_user
                     self.session.login(site, user, password)

@@ -122,10 +122,38 @@ def select_text(page_html: str, locator: str) -> str:
     return " ".join(_WS.sub(" ", " ".join(n.itertext())).strip() for n in nodes)
 
 
+def offline_limits(task: Task, known_sites: set[str] | None = None) -> list[str]:
+    """Why this task cannot be evaluated exactly offline (empty list = it can).
+
+    Covers WebArena configs: `func:` URLs/locators (helper functions of the
+    WebArena harness), JavaScript locators we cannot map to CSS, LLM-judged
+    `fuzzy_match` (approximated here by token matching), and unknown sites.
+    """
+    limits = []
+    ev = task.eval
+    if "fuzzy_match" in (ev.get("reference_answers") or {}) and "string_match" in ev["eval_types"]:
+        limits.append("fuzzy_match is LLM-judged in WebArena; offline it is approximated by token matching")
+    if "program_html" in ev["eval_types"]:
+        for i, prog in enumerate(ev.get("program_html", [])):
+            if str(prog.get("url", "")).startswith("func:"):
+                limits.append(f"program_html[{i}].url calls a WebArena helper ({prog['url'][:60]})")
+            try:
+                css_of_locator(str(prog.get("locator", "")))
+            except UnsupportedEval as e:
+                limits.append(f"program_html[{i}].locator: {e}")
+    if known_sites is not None:
+        unknown = [s for s in task.sites if s not in known_sites]
+        if unknown:
+            limits.append(f"sites not served here: {unknown}")
+    return limits
+
+
 def program_score(programs: list[dict], final_url: str, fetch: Callable[[str], str], base_url: str) -> float:
     score = 1.0
     for prog in programs:
         url = prog["url"]
+        if url.startswith("func:"):
+            raise UnsupportedEval(f"program_html url {url[:80]!r} needs the WebArena harness")
         target = final_url if url == "last" else expand_url(url, base_url)
         text = select_text(fetch(target), prog["locator"])
         req = prog["required_contents"]

@@ -25,6 +25,15 @@ PLACEHOLDERS = {
 }
 
 
+# WebArena site names -> ours.
+SITE_ALIASES = {"shopping": "shop", "shopping_admin": "admin", "reddit": "forum", "gitlab": "code", "map": "map"}
+
+
+def canonical_site(name: str) -> str:
+    """Our name for a site (WebArena's `shopping` is our `shop`, ...)."""
+    return SITE_ALIASES.get(name, name)
+
+
 class TaskError(ValueError):
     """A task record is malformed; the message names the task and the field."""
 
@@ -54,7 +63,7 @@ class Task:
     @property
     def site(self) -> str:
         """The first site; cross-site tasks report "cross" as their site group."""
-        return self.sites[0] if len(self.sites) == 1 else "cross"
+        return canonical_site(self.sites[0]) if len(self.sites) == 1 else "cross"
 
 
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*?)__")
