@@ -25,7 +25,8 @@ def test_reset_logs_in_and_observes(env):
     obs, info = env.reset(options={"task": notes_task()})
     assert obs.startswith("URL: http://127.0.0.1:7770/notes/")
     assert "Signed in as ann" in obs
-    assert '<input id=2 name=q placeholder="Search notes" value="">' in obs
+    assert '<a id=2>All sites</a>' in obs
+    assert '<input id=3 name=q placeholder="Search notes" value="">' in obs
     assert info["elements"][0] == {
         "id": 1, "tag": "a", "text": "Notes", "attrs": {"href": "/notes/"},
         "options": [], "line": 0, "visible": True,
@@ -69,8 +70,8 @@ def test_wrong_ending_scores_zero(env):
     [
         ('do(action="Click", element="999")', "does not exist"),
         ('do(action="Type", argument="x", element="1")', "cannot type into a <a>"),
-        ('do(action="Select Dropdown Option", argument="Blue", element="11")', "no single option"),
-        ('do(action="Click", element="14")', "does nothing"),
+        ('do(action="Select Dropdown Option", argument="Blue", element="{color}")', "no single option"),
+        ('do(action="Click", element="{nothing}")', "does nothing"),
         ('do(action="Press Enter")', "nothing is focused"),
         ('do(action="Go Forward")', "no page to go forward"),
         ('do(action="Scroll Up")', "top of the page"),
@@ -78,7 +79,8 @@ def test_wrong_ending_scores_zero(env):
     ],
 )
 def test_invalid_actions_are_noops_with_errors(env, action, error):
-    obs0, _ = env.reset(options={"task": notes_task()})
+    obs0, info = env.reset(options={"task": notes_task()})
+    action = action.format(color=ids(info, name="color"), nothing=ids(info, text="Does nothing"))
     obs, r, term, trunc, info = env.step(action)
     assert error in info["action_error"]
     assert f"[Error: {info['action_error']}]" in obs
@@ -93,10 +95,10 @@ def test_truncation_after_repeats_and_max_steps(notes_world):
         *_, term, trunc, info = env.step("garbage")
     assert trunc and not term and info["repeats"] == 5
     env = WebEnv(EnvConfig(max_steps=3), world=notes_world)
-    env.reset(options={"task": notes_task()})
-    env.step('do(action="Click", element="4")')
+    _, info = env.reset(options={"task": notes_task()})
+    env.step(f'do(action="Click", element="{ids(info, text="Note 0")}")')
     env.step('do(action="Go Backward")')
-    *_, trunc, info = env.step('do(action="Click", element="5")')
+    *_, trunc, info = env.step(f'do(action="Click", element="{ids(info, text="Note 1")}")')
     assert trunc and info["step"] == 3
     with pytest.raises(RuntimeError):
         env.step('do(action="Go Backward")')
