@@ -1,0 +1,1 @@
+"""The WebRL method: advantages, losses, replay, curriculum, and the phase loop."""
