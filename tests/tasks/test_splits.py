@@ -43,7 +43,7 @@ def test_split_sizes_and_disjointness():
     for t in test:
         counts[t.site] = counts.get(t.site, 0) + 1
     assert counts == TEST_COUNTS
-    assert 350 <= len(train) <= 450
+    assert len(test) == 165 and 950 <= len(train) <= 1050
     assert not {t.intent for t in test} & {t.intent for t in train}
     ids = [t.task_id for t in test + train]
     assert len(ids) == len(set(ids))
