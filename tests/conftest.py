@@ -92,3 +92,22 @@ def notes_task(**overrides) -> dict:
     }  # fmt: skip
     task.update(overrides)
     return task
+
+
+def play(env, task, solver) -> tuple[float, list[str]]:
+    """Run a family's scripted solver (oracle or wrong ending) through `env`.
+
+    Every action must be valid on its page; returns (reward, actions)."""
+    from webrl.env.page_view import PageView
+
+    obs, info = env.reset(options={"task": task})
+    view = PageView(obs, info)
+    actions = []
+    for action in solver(task, view):
+        obs, reward, terminated, truncated, info = env.step(action)
+        actions.append(action)
+        assert info["action_error"] is None, (task.intent, action, info["action_error"])
+        if terminated or truncated:
+            return reward, actions
+        view.update(obs, info)
+    raise AssertionError(f"solver for {task.task_id} stopped without exit()")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from conftest import play
 
-from webrl.env.page_view import PageView
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.sites import admin, shop
 from webrl.sites.world import WorldApp
@@ -41,20 +41,6 @@ def instances(fam, db, split, seeds=SEEDS):
             continue
     return out
 
-
-def play(env: WebEnv, task, solver) -> tuple[float, list[str]]:
-    """Run a family's scripted solver through the env; (reward, actions)."""
-    obs, info = env.reset(options={"task": task})
-    view = PageView(obs, info)
-    actions = []
-    for action in solver(task, view):
-        obs, reward, terminated, truncated, info = env.step(action)
-        actions.append(action)
-        assert info["action_error"] is None, (task.intent, action, info["action_error"])
-        if terminated or truncated:
-            return reward, actions
-        view.update(obs, info)
-    raise AssertionError(f"solver for {task.task_id} stopped without exit()")
 
 
 def test_families_are_well_formed():

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from conftest import play
 
-from webrl.env.page_view import PageView
 from webrl.env.web_env import WebEnv
 from webrl.sites.world import WorldApp, default_specs
 from webrl.tasks import cross
@@ -23,18 +23,6 @@ def db(env) -> SeedDB:
     return SeedDB(env.world.store.snapshot)
 
 
-def play(env: WebEnv, task, solver) -> float:
-    obs, info = env.reset(options={"task": task})
-    view = PageView(obs, info)
-    actions = solver(task, view)
-    while True:
-        action = next(actions, 'exit(message="")')
-        obs, reward, terminated, truncated, info = env.step(action)
-        assert info["action_error"] is None, (task.intent, action, info["action_error"])
-        view.update(obs, info)
-        if terminated or truncated:
-            return reward
-
 
 def test_cross_families_shape():
     assert len(cross.FAMILIES) >= 2
@@ -48,5 +36,5 @@ def test_oracle_and_wrong_ending(fam, split, env, db):
     for seed in SEEDS[split]:
         task = fam.make(db, seed, split)
         assert task.site == "cross"
-        assert play(env, task, fam.oracle) == 1.0, task.intent
-        assert play(env, task, fam.wrong_ending) == 0.0, task.intent
+        assert play(env, task, fam.oracle)[0] == 1.0, task.intent
+        assert play(env, task, fam.wrong_ending)[0] == 0.0, task.intent
