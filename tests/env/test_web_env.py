@@ -1,9 +1,9 @@
 """WebEnv over a real (tiny) Flask site: forms, errors, limits, history, isolation."""
 
 import pytest
-from conftest import notes_task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import notes_task
 
 from webrl.env.page_view import PageView
 from webrl.env.web_env import EnvConfig, WebEnv

@@ -1,6 +1,6 @@
 import json
 
-from conftest import notes_task
+from support import notes_task
 
 from webrl.agent.policies import RandomAgent
 from webrl.env.web_env import EnvConfig, WebEnv

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import play
+from support import play
 
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.sites import admin, shop

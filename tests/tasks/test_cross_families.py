@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import play
+from support import play
 
 from webrl.env.web_env import WebEnv
 from webrl.sites.world import WorldApp, default_specs

@@ -4,7 +4,7 @@ and held-out slot values never cross between the train and test splits."""
 from __future__ import annotations
 
 import pytest
-from conftest import play
+from support import play
 
 from webrl.env.web_env import WebEnv
 from webrl.sites import forum as forum_site

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
 from webrl.tasks.schema import TaskError
 
 
@@ -21,16 +22,42 @@ def _load_tasks(split: str, sites: str | None, limit: int | None):
     return tasks[:limit] if limit else tasks
 
 
+def _make_env(args: argparse.Namespace):
+    """The WebEnv that `--backend` asks for (None, after a message, if it cannot be made)."""
+    from webrl.env.web_env import EnvConfig, WebEnv
+    from webrl.sites.world import WorldApp
+
+    if args.backend == "http":
+        if args.screenshots:
+            print("error: --screenshots needs --backend chromium", file=sys.stderr)
+            return None
+        return WebEnv(EnvConfig(max_steps=args.max_steps))
+    if args.backend != "chromium":
+        print(f"error: unknown backend {args.backend!r}; use http or chromium", file=sys.stderr)
+        return None
+    from webrl.env.chromium_backend import ChromiumBackend, ChromiumConfig
+
+    if args.screenshots and not args.out:
+        print("error: --screenshots needs --out DIR (they are saved under DIR/screenshots)", file=sys.stderr)
+        return None
+    shots = str(Path(args.out) / "screenshots") if args.screenshots else None
+    world = WorldApp()
+    backend = ChromiumBackend(
+        world, base_url=args.base_url, config=ChromiumConfig(executable=args.chromium, screenshot_dir=shots)
+    )
+    return WebEnv(EnvConfig(max_steps=args.max_steps, base_url=backend.base_url), world, backend=backend)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from webrl.agent.policies import OracleAgent, RandomAgent
-    from webrl.env.web_env import EnvConfig, WebEnv
     from webrl.eval.runner import run_eval
     from webrl.eval.summary import format_table
 
-    if args.backend != "http":
-        print(f"error: backend {args.backend!r} is not available yet; use --backend http", file=sys.stderr)
-        return 2
     tasks = _load_tasks(args.split, args.sites, args.limit)
+    if args.agent not in ("oracle", "random") and is_llm_agent(args.agent):
+        from webrl.cli.model_cmds import eval_llm
+
+        return eval_llm(args, tasks)
     if args.agent == "oracle":
         def make_agent():
             return OracleAgent()
@@ -38,14 +65,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         def make_agent():
             return RandomAgent(seed=args.seed)
     else:
-        print(f"error: unknown agent {args.agent!r}; use oracle or random", file=sys.stderr)
+        print(f"error: unknown agent {args.agent!r}; use oracle, random, a checkpoint PATH or http://HOST:PORT/v1",
+              file=sys.stderr)  # fmt: skip
         return 2
-    env = WebEnv(EnvConfig(max_steps=args.max_steps))
+    env = _make_env(args)
+    if env is None:
+        return 2
     out = Path(args.out) if args.out else None
-    summary, _ = run_eval(
-        tasks, make_agent, env, out, progress=not args.no_progress,
-        extra_config={"agent": args.agent, "split": args.split, "seed": args.seed},
-    )  # fmt: skip
+    try:
+        summary, _ = run_eval(
+            tasks, make_agent, env, out, progress=not args.no_progress,
+            extra_config={"agent": args.agent, "split": args.split, "seed": args.seed, "backend": args.backend},
+        )  # fmt: skip
+    finally:
+        env.close()
     print(format_table(summary, title=f"agent={args.agent} split={args.split}"))
     if out:
         print(f"episodes: {out / 'episodes.jsonl'}  summary: {out / 'summary.json'}")
@@ -59,7 +92,15 @@ def cmd_bench_env(args: argparse.Namespace) -> int:
     from webrl.eval.bench import bench_env
 
     tasks = _load_tasks(args.split, args.sites, args.limit)
-    result = bench_env(tasks, EnvConfig(evaluate=False), repeats=args.repeats)
+    if args.backend == "chromium":
+        from webrl.eval.bench import bench_browser
+
+        result = bench_browser(tasks, repeats=args.repeats, parallel=args.parallel, executable=args.chromium)
+    elif args.backend == "http":
+        result = bench_env(tasks, EnvConfig(evaluate=False), repeats=args.repeats)
+    else:
+        print(f"error: unknown backend {args.backend!r}; use http or chromium", file=sys.stderr)
+        return 2
     print(json.dumps(result))
     return 0
 
@@ -138,12 +179,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_sites_serve(args: argparse.Namespace) -> int:
-    from werkzeug.serving import run_simple
+    from webrl.sites.server import SiteServer
 
-    from webrl.sites.world import WorldApp
-
-    print(f"serving {', '.join(WorldApp().specs)} on http://{args.host}:{args.port}/")
-    run_simple(args.host, args.port, WorldApp(), threaded=True, use_reloader=False)
+    server = SiteServer(host=args.host, port=args.port, threads=args.threads)
+    print(f"serving {', '.join(server.world.specs)} on {server.url}/ (Ctrl-C stops)", flush=True)
+    server.serve_forever()
     return 0
 
 
@@ -157,14 +197,19 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--limit", type=int, default=None, help="only the first N tasks")
 
     e = sub.add_parser("eval", help="run an agent over a split and print per-site success")
-    e.add_argument("--agent", default="oracle", help="oracle | random")
+    e.add_argument("--agent", default="oracle", help="oracle | random | checkpoint PATH | http://HOST:PORT/v1")
     task_args(e)
-    e.add_argument("--backend", default="http", help="http (chromium/browsergym: later)")
+    e.add_argument("--backend", default="http", help="http (in process) | chromium (real browser)")
+    e.add_argument("--screenshots", action="store_true", help="chromium: save a PNG per step under OUT/screenshots")
+    e.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
+    e.add_argument("--base-url", default="http://127.0.0.1:7770",
+                   help="chromium: the site server (started there if none runs; port 0 = any free port)")  # fmt: skip
     e.add_argument("--out", default=None, help="directory for episodes.jsonl + summary.json (resumable)")
     e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
     e.add_argument("--max-steps", type=int, default=30, help="steps before an episode is cut off")
     e.add_argument("--json", action="store_true", help="print the summary JSON as the last line")
     e.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_eval_args(e)
     e.set_defaults(func=cmd_eval)
 
     b = sub.add_parser("bench", help="benchmarks that print JSON")
@@ -172,7 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     be = bsub.add_parser("env", help="env steps/s and reset latency over oracle trajectories")
     task_args(be)
     be.add_argument("--repeats", type=int, default=3, help="replays of each trajectory")
+    be.add_argument("--backend", default="http", help="http | chromium")
+    be.add_argument("--parallel", type=int, default=4, help="chromium: episodes run at once (browser contexts)")
+    be.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
     be.set_defaults(func=cmd_bench_env)
+    add_commands(sub, bsub)  # sft, serve-model, bench model
 
     t = sub.add_parser("tasks", help="task splits and families")
     tsub = t.add_subparsers(dest="tasks_cmd", required=True)
@@ -199,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv = ssub.add_parser("serve", help="serve every site over HTTP on loopback")
     sv.add_argument("--host", default="127.0.0.1", help="bind address (keep it on loopback)")
     sv.add_argument("--port", type=int, default=7770, help="port")
+    sv.add_argument("--threads", type=int, default=8, help="worker threads of the server")
     sv.set_defaults(func=cmd_sites_serve)
     return p
 

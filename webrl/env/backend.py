@@ -15,6 +15,14 @@ from typing import Protocol
 from webrl.env.actions import Action
 
 
+class BackendError(RuntimeError):
+    """The browser itself failed (crashed, hung, or lost its server).
+
+    Not the agent's fault: the env ends the episode with `info["backend_error"]`
+    set, and the backend recovers on the next `new_session()`.
+    """
+
+
 class Session(Protocol):
     url: str  # current page URL
     status: int  # HTTP status of the current page (0 if unknown)

@@ -13,7 +13,7 @@ import io
 import sys
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
-from urllib.parse import unquote_to_bytes, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_to_bytes, urlencode, urljoin, urlsplit, urlunsplit
 
 from webrl.env.actions import Action
 from webrl.env.observation import TEXT_INPUT_TYPES, norm, parse_html
@@ -25,6 +25,78 @@ SUBMIT_TYPES = ("submit", "image")
 
 class ActionError(Exception):
     """The action could not be carried out on this page (shown to the agent)."""
+
+
+def browser_url(url: str) -> str:
+    """`url` percent-encoded as a browser's address bar shows it (WHATWG URL rules for
+    path and query: spaces, quotes, `<>` and non-ASCII), so every backend reports the
+    same URL for the same page, e.g. a redirect to `?msg=Pemberton's` becomes `%27s`."""
+    parts = urlsplit(url)
+    path = _percent_encode(parts.path, ' "<>`{}')
+    query = _percent_encode(parts.query, " \"<>'")
+    if (path, query) == (parts.path, parts.query):
+        return url
+    return urlunsplit(parts._replace(path=path, query=query))
+
+
+def _percent_encode(text: str, unsafe: str) -> str:
+    return "".join(c if " " < c < "\x7f" and c not in unsafe else quote(c, safe="") for c in text)
+
+
+# --- the page rules every backend follows (http here; chromium mirrors them) ---------------
+
+
+def form_of(node):
+    """The <form> that contains `node`, or None."""
+    for anc in node.iterancestors():
+        if anc.tag == "form":
+            return anc
+    return None
+
+
+def default_submitter(form):
+    """The button that Enter in `form` submits with: its first submit button (or None)."""
+    return next(
+        (b for b in form.iter("button", "input")
+         if (b.tag == "button" and (b.get("type") or "submit").lower() == "submit")
+         or (b.tag == "input" and (b.get("type") or "").lower() in SUBMIT_TYPES)),
+        None,
+    )  # fmt: skip
+
+
+def link_target(node, page_url: str) -> str | None:
+    """Where clicking link `node` goes (None: nowhere, e.g. `#` or `javascript:`)."""
+    href = (node.get("href") or "").strip()
+    if not href or href.startswith(("#", "javascript:")):
+        return None
+    return urljoin(page_url, href)
+
+
+def check_typeable(node) -> None:
+    """Raise ActionError unless text can be typed into `node`."""
+    tag = node.tag
+    kind = (node.get("type") or "text").lower()
+    if node.get("disabled") is not None or node.get("readonly") is not None:
+        raise ActionError("this field is read-only")
+    if not (tag == "textarea" or (tag == "input" and kind in TEXT_INPUT_TYPES)):
+        raise ActionError(f"cannot type into a <{tag}{' type=' + kind if tag == 'input' else ''}>")
+
+
+def match_option(node, label: str):
+    """The one <option> of dropdown `node` that `label` names (text, value, or unique part)."""
+    if node.tag != "select":
+        raise ActionError(f"element is a <{node.tag}>, not a dropdown (<select>)")
+    opts = node.findall(".//option")
+    want = norm(label).lower()
+    match = [o for o in opts if norm(o.text_content()).lower() == want]
+    match = match or [o for o in opts if (o.get("value") or "").lower() == want]
+    match = match or [o for o in opts if want and want in norm(o.text_content()).lower()]
+    if len(match) != 1 and not (match and all(m is match[0] for m in match)):
+        names = " | ".join(norm(o.text_content()) for o in opts)
+        raise ActionError(
+            f"no single option {label[:60]!r} in this dropdown; options: {names[:200]}"
+        )
+    return match[0]
 
 
 @dataclass
@@ -117,7 +189,7 @@ class HttpSession:
         location = next((v for k, v in headers if k.lower() == "location"), None)
         resp = Response(captured.get("status", 500), url, data, ctype_out)
         if location is not None:
-            resp.url = urljoin(url, location)
+            resp.url = browser_url(urljoin(url, location))
         return resp
 
     def _set_cookie(self, header: str) -> None:
@@ -135,6 +207,7 @@ class HttpSession:
         """Send a request, following redirects like a browser (POST -> GET on 30x)."""
         if not self.is_local(url):
             raise ActionError(f"navigation outside the sites is blocked: {url[:100]}")
+        url = browser_url(url)
         body = urlencode(data or [], doseq=True).encode() if method == "POST" else b""
         resp = self._wsgi(method, url, body)
         for _ in range(MAX_REDIRECTS):
@@ -188,12 +261,6 @@ class HttpSession:
         self._load(self.request("GET", self.history[target]))
 
     # --- forms -----------------------------------------------------------------------
-    def _form_of(self, node):
-        for anc in node.iterancestors():
-            if anc.tag == "form":
-                return anc
-        return None
-
     def _form_data(self, form, submitter=None) -> list[tuple[str, str]]:
         data: list[tuple[str, str]] = []
         for el in form.iter("input", "select", "textarea", "button"):
@@ -257,12 +324,11 @@ class HttpSession:
         tag = node.tag
         kind = (node.get("type") or "").lower()
         if tag == "a":
-            href = (node.get("href") or "").strip()
-            if not href or href.startswith(("#", "javascript:")):
-                return
-            self.goto(urljoin(self.url, href))
+            target = link_target(node, self.url)
+            if target is not None:
+                self.goto(target)
         elif tag == "button" or (tag == "input" and kind in SUBMIT_TYPES + ("button", "reset")):
-            form = self._form_of(node)
+            form = form_of(node)
             btype = kind or ("submit" if tag == "button" else "")
             if btype in ("button", "reset") or form is None:
                 raise ActionError("this button does nothing without JavaScript")
@@ -273,7 +339,7 @@ class HttpSession:
             else:
                 del node.attrib["checked"]
         elif tag == "input" and kind == "radio":
-            form = self._form_of(node)
+            form = form_of(node)
             scope = form if form is not None else self.tree
             for other in scope.iter("input"):
                 if other.get("name") == node.get("name") and other.get("checked") is not None:
@@ -283,35 +349,21 @@ class HttpSession:
             self.focus = node  # clicking a field focuses it
 
     def type(self, node, text: str) -> None:
-        tag = node.tag
-        kind = (node.get("type") or "text").lower()
-        if node.get("disabled") is not None or node.get("readonly") is not None:
-            raise ActionError("this field is read-only")
-        if tag == "textarea":
+        check_typeable(node)
+        if node.tag == "textarea":
             for child in list(node):
                 node.remove(child)
             node.text = text
-        elif tag == "input" and kind in TEXT_INPUT_TYPES:
-            node.set("value", text)
         else:
-            raise ActionError(f"cannot type into a <{tag}{' type=' + kind if tag == 'input' else ''}>")
+            node.set("value", text)
         self.focus = node
 
     def select(self, node, label: str) -> None:
-        if node.tag != "select":
-            raise ActionError(f"element is a <{node.tag}>, not a dropdown (<select>)")
-        opts = node.findall(".//option")
-        want = norm(label).lower()
-        match = [o for o in opts if norm(o.text_content()).lower() == want]
-        match = match or [o for o in opts if (o.get("value") or "").lower() == want]
-        match = match or [o for o in opts if want and want in norm(o.text_content()).lower()]
-        if len(match) != 1 and not (match and all(m is match[0] for m in match)):
-            names = " | ".join(norm(o.text_content()) for o in opts)
-            raise ActionError(f"no single option {label[:60]!r} in this dropdown; options: {names[:200]}")
-        for o in opts:
+        option = match_option(node, label)
+        for o in node.findall(".//option"):
             if o.get("selected") is not None:
                 del o.attrib["selected"]
-        match[0].set("selected", "selected")
+        option.set("selected", "selected")
         self.focus = node
 
     def press_enter(self) -> None:
@@ -321,13 +373,7 @@ class HttpSession:
         if node.tag == "textarea":
             node.text = (node.text or "") + "\n"
             return
-        form = self._form_of(node)
+        form = form_of(node)
         if form is None:
             raise ActionError("pressing Enter here does nothing")
-        submitter = next(
-            (b for b in form.iter("button", "input")
-             if (b.tag == "button" and (b.get("type") or "submit").lower() == "submit")
-             or (b.tag == "input" and (b.get("type") or "").lower() in SUBMIT_TYPES)),
-            None,
-        )  # fmt: skip
-        self.submit(form, submitter)
+        self.submit(form, default_submitter(form))

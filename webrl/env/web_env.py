@@ -13,12 +13,13 @@ the next observation.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from webrl.env.actions import ELEMENT_ACTIONS, parse_action
-from webrl.env.backend import Backend, Session
+from webrl.env.backend import Backend, BackendError, Session
 from webrl.env.http_backend import ActionError, HttpBackend
 from webrl.env.observation import PageText, Window, extract, make_window, render
 from webrl.sites.world import WorldApp
@@ -74,8 +75,24 @@ class WebEnv:
         if isinstance(task, dict):
             task = task_from_json(task)
         t0 = time.perf_counter()
+        self._done = True
         if self.session is not None:
             self.session.close()
+            self.session = None
+        try:
+            self._start(task)
+        except BackendError:  # the browser failed to start the episode; the caller may retry
+            if self.session is not None:
+                with contextlib.suppress(Exception):
+                    self.session.close()
+                self.session = None
+            raise
+        reset_ms = (time.perf_counter() - t0) * 1000
+        obs, info = self._observe(error=None)
+        info["timings"] = {"reset_ms": reset_ms}
+        return obs, info
+
+    def _start(self, task: Task) -> None:
         self.session = self.backend.new_session()
         self.task = task
         if task.require_login:
@@ -89,10 +106,6 @@ class WebEnv:
         self._last_action = None
         self._done = False
         self._window_index = 0
-        reset_ms = (time.perf_counter() - t0) * 1000
-        obs, info = self._observe(error=None)
-        info["timings"] = {"reset_ms": reset_ms}
-        return obs, info
 
     def step(self, action_text: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self.session is None:
@@ -117,6 +130,8 @@ class WebEnv:
                     self.session.act(action, node)
             except ActionError as e:
                 error = str(e)
+            except BackendError as e:  # the browser failed, not the agent: void the episode
+                return self._backend_failed(e, action)
             except Exception as e:  # a site bug must not kill the episode
                 error = f"the page failed to respond ({type(e).__name__})"
         key = action.to_text() if action is not None else None
@@ -129,14 +144,20 @@ class WebEnv:
         )
         act_ms = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
-        obs, info = self._observe(error)
+        try:
+            obs, info = self._observe(error)
+        except BackendError as e:
+            return self._backend_failed(e, action)
         obs_ms = (time.perf_counter() - t1) * 1000
         reward = 0.0
         if terminated or truncated:
             self._done = True
             info["answer"] = answer
             if self.config.evaluate:
-                reward = self.score(answer)
+                try:
+                    reward = self.score(answer)
+                except BackendError as e:
+                    return self._backend_failed(e, action)
         info.update(
             action=None if action is None else {"kind": action.kind, "element": action.element, "argument": action.argument},
             action_text=key,
@@ -146,6 +167,22 @@ class WebEnv:
             timings={"act_ms": act_ms, "obs_ms": obs_ms},
         )  # fmt: skip
         return obs, reward, terminated, truncated, info
+
+    def _backend_failed(self, e: BackendError, action) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """End the episode as void: `info["backend_error"]` says why; the next reset recovers."""
+        self._done = True
+        url = ""
+        if self.session is not None:
+            url = self.session.url
+            with contextlib.suppress(Exception):  # already broken; the next reset starts afresh
+                self.session.close()
+            self.session = None
+        info = {
+            "backend_error": str(e), "url": url, "answer": None, "step": self._steps,
+            "action_text": action.to_text() if action is not None else None,
+            "action_error": None, "elements": [], "task_id": self.task.task_id if self.task else None,
+        }  # fmt: skip
+        return f"[Backend error: {e}]", 0.0, False, True, info
 
     def score(self, answer: str | None) -> float:
         """Ground-truth score of the current state and `answer` for the current task."""
@@ -185,6 +222,9 @@ class WebEnv:
             "viewport": {"index": win.index, "start": win.start, "end": win.end, "count": win.count},
             "task_id": self.task.task_id if self.task else None,
         }
+        shot = getattr(self.session, "screenshot_path", None)  # browser backends, when asked
+        if shot:
+            info["screenshot"] = shot
         return obs, info
 
     def _scroll(self, delta: int) -> None:
@@ -193,6 +233,9 @@ class WebEnv:
         if not 0 <= target < win.count:
             raise ActionError("already at the " + ("bottom" if delta > 0 else "top") + " of the page")
         self._window_index = target
+        scroll_to = getattr(self.session, "scroll_to", None)  # a real browser scrolls along
+        if scroll_to is not None:
+            scroll_to(make_window(self._page.lines, self.config.window_chars, target).start / max(1, win.total))
 
     def _element_node(self, eid: int | None):
         assert self._page is not None

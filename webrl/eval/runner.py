@@ -3,7 +3,10 @@
 Episode record (one JSON object per line of `episodes.jsonl`):
   task_id, family, site, intent, reward, success, steps (list of
   {obs, response, action, error, url}), answer, n_steps, terminated,
-  truncated, agent_error, seconds.
+  truncated, agent_error, backend_error, seconds. A step also has `screenshot`
+  (a PNG path) when the backend saves them. `backend_error` marks an episode the
+  browser spoiled (crash, hang): not the agent's failure; the runner retries it
+  once and the summary leaves such episodes out of the success rates.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from webrl.agent.policies import Agent
+from webrl.env.backend import BackendError
 from webrl.env.web_env import WebEnv
 from webrl.eval.summary import format_table, summarize
 from webrl.tasks.schema import Task
@@ -23,11 +27,16 @@ from webrl.tasks.schema import Task
 
 def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) -> dict:
     t0 = time.perf_counter()
-    obs, info = env.reset(options={"task": task})
-    agent.reset(task)
     steps: list[dict] = []
     reward, terminated, truncated, agent_error, answer = 0.0, False, False, None, None
-    while True:
+    backend_error = None
+    try:
+        obs, info = env.reset(options={"task": task})
+    except BackendError as e:
+        backend_error = str(e)
+    else:
+        agent.reset(task)
+    while backend_error is None:
         try:
             response = agent.act(obs, info)
         except Exception as e:  # an agent bug ends its episode, not the run
@@ -35,9 +44,12 @@ def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) ->
             reward = 0.0
             break
         step = {"obs": obs if keep_obs else None, "response": response}
+        if info.get("screenshot"):
+            step["screenshot"] = info["screenshot"]
         obs, reward, terminated, truncated, info = env.step(response)
         step.update(action=info["action_text"], error=info["action_error"], url=info["url"])
         steps.append(step)
+        backend_error = info.get("backend_error")
         if terminated or truncated:
             answer = info.get("answer")
             break
@@ -53,6 +65,7 @@ def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) ->
         "terminated": terminated,
         "truncated": truncated,
         "agent_error": agent_error,
+        "backend_error": backend_error,
         "seconds": round(time.perf_counter() - t0, 4),
         "steps": steps,
     }
@@ -98,6 +111,8 @@ def run_eval(
     records = list(done)
     for task in bar:
         rec = run_episode(env, agent, task, keep_obs=keep_obs)
+        if rec["backend_error"]:  # the browser failed, not the agent: one more try
+            rec = run_episode(env, agent, task, keep_obs=keep_obs)
         records.append(rec)
         if path is not None:
             with path.open("a") as f:

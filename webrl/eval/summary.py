@@ -8,6 +8,7 @@ SITE_ORDER = ("shop", "admin", "code", "map", "forum", "cross")
 
 
 def _rate(records: list[dict]) -> dict:
+    records = [r for r in records if not r.get("backend_error")]  # void: the browser failed
     n = len(records)
     return {
         "success_rate": (sum(r["success"] for r in records) / n) if n else 0.0,
@@ -29,6 +30,7 @@ def summarize(records: list[dict]) -> dict:
         "per_family": {f: _rate(by_family[f]) for f in sorted(by_family)},
         "mean_steps": (sum(r["n_steps"] for r in records) / len(records)) if records else 0.0,
         "agent_errors": sum(1 for r in records if r.get("agent_error")),
+        "backend_errors": sum(1 for r in records if r.get("backend_error")),
     }
 
 

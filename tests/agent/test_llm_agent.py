@@ -1,0 +1,98 @@
+"""LLM agents over the real env: the batched lockstep runner, the one-env agent, and
+`webrl eval --agent PATH` on a cpu-tiny checkpoint."""
+
+import json
+
+from webrl.agent.llm_agent import LLMAgent, run_batched
+from webrl.agent.local_policy import Generation, SamplingParams
+from webrl.agent.prompt import PromptConfig
+from webrl.env.web_env import EnvConfig, WebEnv
+from webrl.eval.runner import run_episode
+from webrl.sites.world import WorldApp
+from webrl.tasks.splits import load_split
+
+
+class ScriptedPolicy:
+    """Answers N/A on prompts that mention 'tracking', otherwise clicks element 1 then repeats it."""
+
+    name = "scripted"
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.calls: list[int] = []
+
+    def generate(self, prompts, params=None):
+        self.calls.append(len(prompts))
+        out = []
+        for p in prompts:
+            text = 'exit(message="N/A")' if "tracking" in p else '# Element: x\ndo(action="Click", element="1")'
+            out.append(Generation(text + "\n", [1, 2], [-0.5, -0.25], "stop", len(p)))
+        return out
+
+
+def _tasks():
+    test = load_split("test")
+    infeasible = [t for t in test if t.family == "shop.order_tracking"][:1]
+    return infeasible + [t for t in test if t.site == "shop"][:4]
+
+
+def test_batched_runner_records_and_lockstep(tiny):
+    _, tok = tiny
+    tasks = _tasks()
+    world = WorldApp()
+    envs = [WebEnv(EnvConfig(max_steps=4), world) for _ in range(3)]
+    policy = ScriptedPolicy(tok)
+    seen = []
+    records = run_batched(tasks, envs, policy, PromptConfig(), SamplingParams(), on_episode=seen.append)
+    assert len(records) == len(tasks) == len(seen)
+    assert max(policy.calls) == 3  # three episodes in flight share each generate call
+    by_id = {r["task_id"]: r for r in records}
+    na = by_id[tasks[0].task_id]
+    assert na["success"] and na["n_steps"] == 1 and na["answer"] == "N/A"
+    other = by_id[tasks[1].task_id]
+    assert other["truncated"] and other["n_steps"] == 4
+    step = other["steps"][0]
+    assert step["response"] == '# Element: x\ndo(action="Click", element="1")'
+    assert step["logprob"] == -0.75 and step["tokens"] == 2 and step["obs"].startswith("URL:")
+    assert {"difficulty", "backend_error", "agent_error"} <= set(other)
+
+
+def test_one_env_agent_matches_batched(tiny):
+    _, tok = tiny
+    tasks = _tasks()[:2]
+    env = WebEnv(EnvConfig(max_steps=4))
+    single = [run_episode(env, LLMAgent(ScriptedPolicy(tok)), t) for t in tasks]
+    batched = run_batched(tasks, [WebEnv(EnvConfig(max_steps=4))], ScriptedPolicy(tok), PromptConfig(), SamplingParams())
+    assert [r["reward"] for r in single] == [r["reward"] for r in batched]
+    assert [[s["action"] for s in r["steps"]] for r in single] == [[s["action"] for s in r["steps"]] for r in batched]
+
+
+def test_policy_failure_ends_episodes_not_the_run(tiny):
+    _, tok = tiny
+
+    class Broken(ScriptedPolicy):
+        def generate(self, prompts, params=None):
+            raise ConnectionError("server down")
+
+    records = run_batched(_tasks()[:2], [WebEnv()], Broken(tok), PromptConfig(), SamplingParams())
+    assert len(records) == 2 and all(r["agent_error"].startswith("ConnectionError") for r in records)
+
+
+def test_cli_eval_with_a_checkpoint(tiny, tmp_path, capsys):
+    from webrl.cli.main import main
+    from webrl.models.build import save_checkpoint
+    from webrl.models.config import preset
+
+    model, tok = tiny
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    out = tmp_path / "eval"
+    args = ["eval", "--agent", str(tmp_path / "ck"), "--split", "test", "--sites", "forum", "--limit", "2",
+            "--max-steps", "2", "--max-new-tokens", "8", "--envs", "2", "--out", str(out), "--json", "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["episodes"] == 2 and set(summary["errors"]["counts"]) >= {"wrong_page", "stuck_midway"}
+    assert "per_step_bucket" in summary
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[0])["steps"][0]["prompt_tokens"] > 0
+    assert main(args) == 0  # resumes: nothing left to run
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 2

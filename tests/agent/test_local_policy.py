@@ -1,0 +1,98 @@
+"""LocalPolicy: batched generation with the KV cache, stopping, log-probs, scoring."""
+
+import pytest
+import torch
+
+from webrl.agent.local_policy import LocalPolicy, SamplingParams, pack_right
+
+
+@pytest.fixture(scope="module")
+def policy(tiny):
+    model, tok = tiny
+    return LocalPolicy(model, tok, max_batch_tokens=4096)
+
+
+PROMPTS = ["<|im_start|>user\nTask: a<|im_end|>\n<|im_start|>assistant\n", "Task: buy two blue mugs and a red one", "x"]
+
+
+def test_greedy_is_deterministic_and_batch_independent(policy):
+    p = SamplingParams(max_new_tokens=12, end_of_action=False)
+    batch = policy.generate(PROMPTS, p)
+    again = policy.generate(PROMPTS, p)
+    alone = [policy.generate([q], p)[0] for q in PROMPTS]
+    for a, b, c in zip(batch, again, alone, strict=True):
+        assert a.token_ids == b.token_ids == c.token_ids  # left padding + KV cache change nothing
+        assert len(a.token_ids) == len(a.logprobs) <= 12
+        assert a.finish_reason in ("stop", "length")
+    assert batch[1].prompt_tokens == len(policy.encode(PROMPTS[1]))
+
+
+def test_kv_cache_matches_full_forward(policy):
+    """Each greedy token is the argmax of a plain forward over prompt + tokens so far."""
+    g = policy.generate([PROMPTS[1]], SamplingParams(max_new_tokens=6, end_of_action=False))[0]
+    ids = policy.encode(PROMPTS[1])
+    for tok, lp in zip(g.token_ids, g.logprobs, strict=True):
+        with torch.no_grad():
+            logits = policy.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+        assert int(logits.argmax()) == tok
+        assert abs(float(torch.log_softmax(logits, -1)[tok]) - lp) < 1e-4
+        ids.append(tok)
+
+
+def test_logprobs_equal_teacher_forced_scores(policy):
+    gens = policy.generate(PROMPTS, SamplingParams(temperature=1.0, max_new_tokens=10, end_of_action=False))
+    scores = policy.score(PROMPTS, [g.token_ids for g in gens])
+    for g, s in zip(gens, scores, strict=True):
+        assert len(s) == len(g.token_ids)
+        assert max(abs(a - b) for a, b in zip(g.logprobs, s, strict=True)) < 1e-4
+
+
+def test_sampling_reproducible_and_top_p_tiny_is_greedy(tiny):
+    model, tok = tiny
+    a = LocalPolicy(model, tok, seed=3).generate(PROMPTS, SamplingParams(temperature=1.5, max_new_tokens=8))
+    b = LocalPolicy(model, tok, seed=3).generate(PROMPTS, SamplingParams(temperature=1.5, max_new_tokens=8))
+    assert [g.token_ids for g in a] == [g.token_ids for g in b]
+    greedy = LocalPolicy(model, tok).generate(PROMPTS, SamplingParams(max_new_tokens=8, end_of_action=False))
+    nucleus = LocalPolicy(model, tok).generate(
+        PROMPTS, SamplingParams(temperature=1.0, top_p=1e-6, max_new_tokens=8, end_of_action=False)
+    )
+    assert [g.token_ids for g in greedy] == [g.token_ids for g in nucleus]
+
+
+def test_per_prompt_params_and_length_finish(policy):
+    gens = policy.generate(PROMPTS[:2], [SamplingParams(max_new_tokens=3, end_of_action=False),
+                                         SamplingParams(max_new_tokens=5, end_of_action=False)])  # fmt: skip
+    assert [len(g.token_ids) for g in gens] == [3, 5] or any(g.finish_reason == "stop" for g in gens)
+    with pytest.raises(ValueError, match="SamplingParams"):
+        policy.generate(PROMPTS, [SamplingParams()])
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingParams(top_p=0)
+
+
+def test_stop_rules(policy):
+    tok = policy.tokenizer
+    end = tok.convert_tokens_to_ids("<|im_end|>")
+    ids = tok('# Element: Cart\ndo(action="Click", element="1")', add_special_tokens=False).input_ids
+    assert policy._check_stop(ids + [end], end, SamplingParams())[0] == "stop"
+    assert policy._check_stop(ids + [end], end, SamplingParams())[1].endswith('element="1")')
+    nl = tok("\n", add_special_tokens=False).input_ids
+    reason, text = policy._check_stop(ids + nl, nl[-1], SamplingParams())
+    assert reason == "stop" and text.endswith('element="1")\n')
+    assert policy._check_stop(ids + nl, nl[-1], SamplingParams(end_of_action=False))[0] == ""
+    assert policy._check_stop(ids, ids[-1], SamplingParams(stop=("Cart",)))[1] == "# Element: "
+
+
+def test_micro_batches_bucket_by_length(tiny):
+    model, tok = tiny
+    pol = LocalPolicy(model, tok, max_batch_tokens=100, max_batch=3)
+    batches = pol.micro_batches([10, 90, 20, 30, 15, 40])
+    assert sorted(i for b in batches for i in b) == list(range(6))
+    for b in batches:
+        assert len(b) <= 3 and max([10, 90, 20, 30, 15, 40][i] for i in b) * len(b) <= 100 or len(b) == 1
+
+
+def test_pack_right_masks_prompt_and_padding():
+    ids, mask, labels = pack_right([[1, 2, 3, 4], [5, 6]], [2, 1], pad_id=0)
+    assert ids.tolist() == [[1, 2, 3, 4], [5, 6, 0, 0]]
+    assert mask.tolist() == [[1, 1, 1, 1], [1, 1, 0, 0]]
+    assert labels.tolist() == [[-100, -100, 3, 4], [-100, 6, -100, -100]]

@@ -1,0 +1,100 @@
+"""The actor prompt: layout, placeholders, truncation, completions, end of action."""
+
+import pytest
+
+from webrl.agent.prompt import (
+    PromptConfig,
+    annotate,
+    build_messages,
+    build_prompt,
+    completion_text,
+    count_tokens,
+    element_label,
+    end_of_action,
+    load_prompt_config,
+    placeholder,
+    save_prompt_config,
+    trim_response,
+)
+
+PAGE = "URL: http://127.0.0.1:7770/shop/cart\nTitle: Cart\n<a id=1>Home</a> <button id=2>Checkout</button>"
+CLICK = 'do(action="Click", element="2")'
+
+
+def test_placeholder_keeps_path_and_error():
+    pc = PromptConfig()
+    assert placeholder(PAGE, pc) == "URL: /shop/cart [page omitted]"
+    err = "URL: http://h:1/forum/\nTitle: x\n[Error: element 99 does not exist on this page]\nbody"
+    assert placeholder(err, pc) == "URL: /forum/ [page omitted]\n[Error: element 99 does not exist on this page]"
+
+
+def test_messages_layout():
+    pc = PromptConfig()
+    msgs = build_messages("Buy a mug", [(PAGE, CLICK)], PAGE.replace("cart", "checkout"), pc)
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    assert 'exit(message="N/A")' in msgs[0]["content"]  # impossible tasks: answer N/A
+    assert msgs[1]["content"] == "Task: Buy a mug\n\nURL: /shop/cart [page omitted]"
+    assert msgs[2]["content"] == CLICK  # past responses are kept
+    assert msgs[3]["content"].startswith("URL: http://127.0.0.1:7770/shop/checkout")  # only the current page in full
+    assert build_messages("t", [], PAGE, PromptConfig(system=None))[0]["role"] == "user"
+
+
+def test_chat_template_and_plain_rendering(tiny):
+    _, tok = tiny
+    pc = PromptConfig()
+    text = build_prompt(tok, "Buy a mug", [(PAGE, CLICK)], PAGE, pc)
+    assert text.startswith("<|im_start|>system\n") and text.endswith("<|im_start|>assistant\n")
+    assert text.count("Title: Cart") == 1
+    plain = build_prompt(tok, "Buy a mug", [(PAGE, CLICK)], PAGE, PromptConfig(use_chat_template=False))
+    assert "<|im_start|>" not in plain and plain.endswith("Action:\n") and "Task: Buy a mug" in plain
+    assert completion_text(tok, CLICK, pc) == CLICK + "<|im_end|>"
+    assert completion_text(tok, CLICK, PromptConfig(use_chat_template=False)) == CLICK + tok.eos_token
+
+
+def test_truncation_drops_oldest_rounds_then_cuts_the_page(tiny):
+    _, tok = tiny
+    history = [(PAGE.replace("cart", f"p{i}"), f'do(action="Click", element="{i}")') for i in range(30)]
+    big_page = PAGE + "\n" + "\n".join(f"- line {i} of the current page" for i in range(200))
+    full = build_prompt(tok, "Buy a mug", history, big_page, PromptConfig(max_prompt_tokens=100_000))
+    budget = count_tokens(tok, full) - 200
+    cut = build_prompt(tok, "Buy a mug", history, big_page, PromptConfig(max_prompt_tokens=budget))
+    assert count_tokens(tok, cut) <= budget
+    assert "Task: Buy a mug" in cut and "earlier rounds omitted]" in cut
+    assert 'element="29"' in cut and 'element="0")' not in cut  # the most recent rounds stay
+    assert "- line 199 of the current page" in cut  # the page is untouched while rounds can go
+    tiny_budget = count_tokens(tok, build_prompt(tok, "Buy a mug", [], PAGE, PromptConfig())) + 40
+    cut2 = build_prompt(tok, "Buy a mug", history, big_page, PromptConfig(max_prompt_tokens=tiny_budget))
+    assert count_tokens(tok, cut2) <= tiny_budget
+    assert "Task: Buy a mug" in cut2 and "URL: http://127.0.0.1:7770/shop/cart" in cut2  # page start kept
+    assert cut2.rstrip().endswith("[page cut]<|im_end|>\n<|im_start|>assistant") or "[page cut]" in cut2
+
+
+def test_end_of_action_and_trim():
+    assert end_of_action('# Element: Cart\ndo(action="Click", element="1")') is None  # line not finished
+    text = '# Element: Cart\ndo(action="Click", element="1")\ndo(action="Scroll Down")\n'
+    assert trim_response(text) == '# Element: Cart\ndo(action="Click", element="1")'
+    assert trim_response('  exit(message="N/A")\nmore') == 'exit(message="N/A")'
+    assert trim_response("no action here") == "no action here"
+
+
+def test_annotate_adds_element_comment():
+    info = {"elements": [
+        {"id": 1, "tag": "a", "text": "Blue Mug", "attrs": {"href": "/p/1"}},
+        {"id": 2, "tag": "input", "text": "", "attrs": {"name": "q", "type": "text"}},
+    ]}  # fmt: skip
+    pc = PromptConfig()
+    assert annotate(CLICK.replace("2", "1"), info, pc) == '# Element: Blue Mug\ndo(action="Click", element="1")'
+    typed = 'do(action="Type", argument="mug", element="2")'
+    assert annotate(typed, info, pc) == "# Element: name=q\n" + typed
+    assert annotate('do(action="Scroll Down")', info, pc) == 'do(action="Scroll Down")'
+    assert annotate(typed, info, PromptConfig(element_comment=False)) == typed
+    assert element_label({"id": 3, "tag": "select", "text": "x", "attrs": {}}) == "x"
+
+
+def test_prompt_config_saved_and_validated(tmp_path):
+    pc = PromptConfig(max_prompt_tokens=999, system=None)
+    save_prompt_config(pc, tmp_path)
+    assert load_prompt_config(tmp_path) == pc
+    assert load_prompt_config(tmp_path / "missing") == PromptConfig()
+    with pytest.raises(ValueError, match="max_prompt_tokens"):
+        PromptConfig(max_prompt_tokens=10)

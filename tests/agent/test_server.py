@@ -1,0 +1,123 @@
+"""`webrl serve-model`: the real `openai` client over loopback, malformed requests, batching."""
+
+import http.client
+import json
+import threading
+
+import openai
+import pytest
+
+from webrl.agent.local_policy import LocalPolicy, SamplingParams
+from webrl.agent.openai_policy import OpenAIPolicy
+from webrl.agent.server import ModelServer, ServerLimits
+
+PROMPTS = ["Task: open the cart", "Task: what is the price of the blue mug?"]
+
+
+@pytest.fixture(scope="module")
+def served(tiny):
+    model, tok = tiny
+    policy = LocalPolicy(model, tok)
+    limits = ServerLimits(max_tokens=64, max_n=3, max_prompt_tokens=200, batch_wait_ms=400)
+    server = ModelServer(policy, "tiny", port=0, limits=limits).start()
+    yield server, policy
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def client(served):
+    return openai.OpenAI(base_url=served[0].url, api_key="x", max_retries=0)
+
+
+def _raw(server, body: bytes, path="/v1/completions", method="POST"):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    return resp.status, json.loads(resp.read())
+
+
+def test_binds_loopback_and_lists_the_model(served, client):
+    assert served[0].host == "127.0.0.1"
+    models = client.models.list().data
+    assert [m.id for m in models] == ["tiny"] and models[0].owned_by == "webrl"
+
+
+def test_greedy_completions_match_local_policy(served, client):
+    _, policy = served
+    resp = client.completions.create(model="tiny", prompt=PROMPTS, max_tokens=10, temperature=0, logprobs=1)
+    local = policy.generate(PROMPTS, SamplingParams(max_new_tokens=10, end_of_action=False))
+    assert [c.text for c in sorted(resp.choices, key=lambda c: c.index)] == [g.text for g in local]
+    assert resp.choices[0].logprobs.token_logprobs == pytest.approx(local[0].logprobs, abs=1e-5)
+    assert resp.usage.completion_tokens == sum(len(g.token_ids) for g in local)
+
+
+def test_openai_policy_equals_local_policy(served):
+    server, policy = served
+    remote = OpenAIPolicy(server.url, tokenizer=policy.tokenizer)
+    assert remote.model == "tiny" and remote.ours
+    p = SamplingParams(max_new_tokens=12)
+    for a, b in zip(remote.generate(PROMPTS, p), policy.generate(PROMPTS, p), strict=True):
+        assert (a.text, a.token_ids, a.finish_reason) == (b.text, b.token_ids, b.finish_reason)
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+
+
+def test_n_returns_n_choices(client):
+    resp = client.completions.create(model="tiny", prompt="Task: x", max_tokens=4, temperature=1.0, n=3)
+    assert sorted(c.index for c in resp.choices) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"model": "tiny", "prompt": "x", "max_tokens": 10_000}, "max_tokens"),
+        ({"model": "tiny", "prompt": "x", "n": 50}, "n"),
+        ({"model": "tiny", "prompt": "x", "temperature": "hot"}, "temperature"),
+        ({"model": "tiny", "prompt": "x", "max_tokens": 2.5}, "max_tokens"),
+        ({"model": "tiny", "prompt": 42}, "prompt"),
+        ({"model": "tiny", "prompt": []}, "prompt"),
+        ({"model": "tiny", "prompt": "x", "stream": True}, "stream"),
+        ({"model": "tiny", "prompt": "x", "stop": [1, 2]}, "stop"),
+        ({"model": "tiny", "prompt": "x", "bogus": 1}, "bogus"),
+        ({"prompt": "x"}, "model"),
+        ({"model": "tiny", "prompt": "word " * 500}, "prompt"),  # too long: over max_prompt_tokens
+    ],
+)
+def test_malformed_requests_get_clear_400s(served, body, param):
+    status, data = _raw(served[0], json.dumps(body).encode())
+    assert status == 400
+    assert data["error"]["param"] == param and data["error"]["type"] == "invalid_request_error"
+    assert data["error"]["message"]
+
+
+def test_not_json_wrong_model_and_unknown_route(served, client):
+    status, data = _raw(served[0], b"{not json")
+    assert status == 400 and "not valid JSON" in data["error"]["message"]
+    status, data = _raw(served[0], b"[1, 2]")
+    assert status == 400 and "JSON object" in data["error"]["message"]
+    with pytest.raises(openai.NotFoundError):
+        client.completions.create(model="other", prompt="x", max_tokens=2)
+    with pytest.raises(openai.BadRequestError):
+        client.completions.create(model="tiny", prompt="x", max_tokens=0)
+    status, _ = _raw(served[0], b"", path="/v1/chat/nothing", method="GET")
+    assert status == 404
+    # the server is still up after all that
+    assert client.completions.create(model="tiny", prompt="x", max_tokens=2).choices
+
+
+def test_two_concurrent_clients_are_batched(served):
+    server, _ = served
+    before = server.app.batcher.batches
+    results = []
+
+    def call(prompt):
+        c = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0)
+        results.append(c.completions.create(model="tiny", prompt=prompt, max_tokens=4, temperature=0))
+
+    threads = [threading.Thread(target=call, args=(p,)) for p in PROMPTS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 2
+    assert server.app.batcher.batches == before + 1  # one generate call served both requests
+    assert server.app.batcher.largest >= 2

@@ -1,0 +1,121 @@
+"""Model configs, builders, checkpoints and adapters, on the cpu-tiny preset."""
+
+import pytest
+import torch
+
+from webrl.models.build import build, build_base, load_checkpoint, save_checkpoint, tiny_tokenizer
+from webrl.models.config import LoraSpec, ModelConfig, TinySpec, preset
+from webrl.models.lora import attach_lora, load_adapter, trainable_parameters, use_adapter
+from webrl.models.scoring import selected_logprobs
+
+
+def test_presets_and_validation():
+    assert preset("cpu").base == "smollm2" and preset("cpu").lora.r == 16
+    assert preset("gpu").lora is None
+    assert preset("cpu", threads=2).threads == 2
+    with pytest.raises(ValueError, match="choose one of"):
+        preset("tpu")
+    with pytest.raises(ValueError, match="float32 or bfloat16"):
+        ModelConfig(dtype="float16")
+    with pytest.raises(ValueError, match="r must be"):
+        LoraSpec(r=0)
+
+
+def test_config_json_roundtrip(tmp_path):
+    cfg = ModelConfig(base="tiny", lora=LoraSpec(r=2, targets=("q_proj",)), tiny=TinySpec(layers=1))
+    cfg.save(tmp_path)
+    assert ModelConfig.load(tmp_path) == cfg
+    with pytest.raises(ValueError, match="unknown ModelConfig field"):
+        ModelConfig.from_json({"base": "tiny", "bogus": 1})
+
+
+def test_tiny_tokenizer_is_local_and_deterministic():
+    a, b = tiny_tokenizer(), tiny_tokenizer()
+    text = 'do(action="Click", element="7")'
+    assert a(text).input_ids == b(text).input_ids
+    assert a.decode(a(text).input_ids) == text
+    assert a.chat_template and a.eos_token == "<|im_end|>"
+
+
+def test_tiny_build_has_trainable_lora_only(tiny):
+    model, tok = tiny
+    trainable, total = trainable_parameters(model)
+    assert 0 < trainable < total
+    assert all("lora_" in n for n, p in model.named_parameters() if p.requires_grad)
+
+
+def test_same_seed_same_weights():
+    cfg = preset("cpu-tiny", lora=None)
+    tok = tiny_tokenizer(cfg.tiny.vocab)
+    a, b = build_base(cfg, tok), build_base(cfg, tok)
+    for (_, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert torch.equal(pa, pb)
+
+
+def _logits(model, tok, text="Task: buy a mug"):
+    ids = torch.tensor([tok(text).input_ids])
+    with torch.no_grad():
+        return model(input_ids=ids).logits
+
+
+def test_checkpoint_roundtrip_lora(tmp_path):
+    model, tok = build(preset("cpu-tiny"))
+    with torch.no_grad():  # make the adapter non-trivial (B starts at zero)
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.add_(0.05)
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    assert (tmp_path / "ck" / "adapter_model.safetensors").exists()
+    loaded, tok2, cfg = load_checkpoint(tmp_path / "ck")
+    assert cfg == preset("cpu-tiny")
+    assert torch.allclose(_logits(model.eval(), tok), _logits(loaded, tok2), atol=1e-5)
+
+
+def test_plain_hf_directory_loads(tmp_path):
+    cfg = preset("cpu-tiny", lora=None)
+    tok = tiny_tokenizer(cfg.tiny.vocab)
+    base = build_base(cfg, tok)
+    base.save_pretrained(tmp_path / "plain")
+    tok.save_pretrained(tmp_path / "plain")
+    model, tok2, cfg2 = load_checkpoint(tmp_path / "plain")  # no webrl_model.json: any HF causal LM
+    assert cfg2.lora is None and cfg2.base == str(tmp_path / "plain")
+    assert torch.allclose(_logits(base, tok), _logits(model, tok2), atol=1e-5)
+
+
+def test_several_adapters_on_one_base(tmp_path):
+    model, tok = build(preset("cpu-tiny"), adapter="actor")
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.add_(0.1)
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "actor")
+    model = attach_lora(model, LoraSpec(r=4, alpha=8), "critic")  # a second, fresh adapter (zero update)
+    load_adapter(model, tmp_path / "actor", "reference")
+    assert model.active_adapter == "actor"
+    actor = _logits(model, tok)
+    with use_adapter(model, None):
+        bare = _logits(model, tok)
+    with use_adapter(model, "critic"):
+        critic = _logits(model, tok)
+    with use_adapter(model, "reference"):
+        ref = _logits(model, tok)
+    assert model.active_adapter == "actor"
+    assert torch.allclose(critic, bare, atol=1e-6)  # fresh LoRA = base
+    assert torch.allclose(ref, actor, atol=1e-5)  # the reloaded copy of the actor
+    assert not torch.allclose(actor, bare, atol=1e-4)
+
+
+def test_selected_logprobs_match_full_softmax(tiny):
+    model, tok = tiny
+    a, b = tok("abc def ghi").input_ids, tok("xyz uvw rst").input_ids
+    n = min(len(a), len(b))
+    ids = torch.tensor([a[:n], b[:n]])
+    mask = torch.ones_like(ids)
+    labels = ids.clone()
+    labels[:, :3] = -100
+    with torch.no_grad():
+        got = selected_logprobs(model, ids, mask, labels)
+        full = torch.log_softmax(model(input_ids=ids).logits.float(), -1)
+    want = torch.cat([full[b, 2:-1].gather(1, ids[b, 3:, None]).squeeze(1) for b in range(2)])
+    assert torch.allclose(got, want, atol=1e-5)
+    assert torch.allclose(selected_logprobs(model, ids, mask, labels, full_forward=True), want, atol=1e-5)

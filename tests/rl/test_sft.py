@@ -1,0 +1,101 @@
+"""SFT: demonstrations, examples (loss on the completion only), length bucketing, the
+loop with checkpoints and resume, on the cpu-tiny preset."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from safetensors.torch import load_file  # noqa: E402
+
+from webrl.agent.prompt import PromptConfig  # noqa: E402
+from webrl.models.config import preset  # noqa: E402
+from webrl.rl.demos import Example, length_batches, make_examples  # noqa: E402
+from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, train_sft  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from webrl.models.build import build
+
+    return build(preset("cpu-tiny"))
+
+
+def test_length_batches_cover_everything_within_budget():
+    lengths = [50 + (i * 37) % 400 for i in range(300)]
+    batches = length_batches(lengths, 1000, seed=0)
+    assert sorted(i for b in batches for i in b) == list(range(300))
+    for b in batches:
+        assert max(lengths[i] for i in b) * len(b) <= 1000
+    padded = sum(max(lengths[i] for i in b) * len(b) for b in batches)
+    assert sum(lengths) / padded > 0.9  # bucketing keeps padding low
+    assert batches == length_batches(lengths, 1000, seed=0) != length_batches(lengths, 1000, seed=1)
+
+
+def test_examples_put_the_loss_on_the_completion_only(tiny):
+    _, tok = tiny
+    demo = {"task_id": 1, "intent": "Open the cart.", "steps": [
+        {"obs": "URL: http://h/shop/\nTitle: Shop\n<a id=1>Cart</a>", "response": '# Element: Cart\ndo(action="Click", element="1")'},
+        {"obs": "URL: http://h/shop/cart\nTitle: Cart", "response": 'exit(message="done")'},
+    ]}  # fmt: skip
+    ex = make_examples([demo], tok, PromptConfig(), max_tokens=10_000)
+    assert len(ex) == 2
+    completion = tok.decode(list(ex[0].ids[ex[0].prompt_len :]))
+    assert completion == '# Element: Cart\ndo(action="Click", element="1")<|im_end|>'
+    second_prompt = tok.decode(list(ex[1].ids[: ex[1].prompt_len]))
+    assert "URL: /shop/ [page omitted]" in second_prompt and 'element="1")' in second_prompt
+    assert make_examples([demo], tok, PromptConfig(), max_tokens=5) == []
+    assert isinstance(ex[0], Example) and ex[0].n_tokens == len(ex[0].ids)
+
+
+def test_lr_schedule_warmup_cosine_and_time_budget():
+    cfg = SFTConfig(lr=1.0, warmup_steps=2, min_lr_ratio=0.1)
+    assert lr_at(cfg, 0, 10, 0) == pytest.approx(0.5)
+    assert lr_at(cfg, 2, 10, 0) == pytest.approx(1.0)
+    assert lr_at(cfg, 10, 10, 0) == pytest.approx(0.1)
+    timed = replace(cfg, minutes=1.0)
+    assert lr_at(timed, 3, 1000, 60.0) == pytest.approx(0.1)  # the budget is spent: end of schedule
+    with pytest.raises(ValueError, match="max_batch_tokens"):
+        SFTConfig(max_batch_tokens=100, max_seq_tokens=200)
+    with pytest.raises(ValueError, match="clock"):
+        SFTConfig(clock="sundial")
+
+
+def _adapter(path):
+    return load_file(str(path / "adapter_model.safetensors"))
+
+
+def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
+    cfg = replace(SFT_PRESETS["cpu-tiny"], limit=2, sites="shop", max_steps=3, save_minutes=0.0)
+    torch.set_num_threads(1)
+    line = train_sft(cfg, preset("cpu-tiny"), tmp_path / "a", progress=False)
+    a = tmp_path / "a"
+    assert line["step"] == 3 and (a / "final" / "adapter_model.safetensors").exists()
+    assert (a / "final" / "prompt_config.json").exists() and (a / "final" / "webrl_model.json").exists()
+    metrics = [json.loads(x) for x in (a / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics] == [1, 2, 3]
+    assert all(m["losses/sft"] > 0 and 0 < m["charts/padding"] <= 1 for m in metrics)
+    demos = [json.loads(x) for x in (a / "demos.jsonl").read_text().splitlines()]
+    assert len(demos) == 2 and any(s["response"].startswith("# Element:") for d in demos for s in d["steps"])
+
+    # a run killed after step 2 resumes from ckpt-2 and ends where the uninterrupted one did
+    b = tmp_path / "b"
+    b.mkdir()
+    for name in ("demos.jsonl", "sft_config.json", "ckpt-2"):
+        src = a / name
+        if src.is_dir():
+            import shutil
+
+            shutil.copytree(src, b / name)
+        else:
+            (b / name).write_bytes(src.read_bytes())
+    line_b = train_sft(cfg, preset("cpu-tiny"), b, progress=False)
+    assert line_b["step"] == 3
+    wa, wb = _adapter(a / "final"), _adapter(b / "final")
+    assert all(torch.allclose(wa[k], wb[k], atol=1e-6) for k in wa)
+    with pytest.raises(ValueError, match="different sft_config"):
+        train_sft(replace(cfg, lr=0.5), preset("cpu-tiny"), b, progress=False)

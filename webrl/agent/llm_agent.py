@@ -1,0 +1,133 @@
+"""LLM agents: a text policy + the prompt, one env at a time (`LLMAgent`) or many in
+lockstep (`run_batched`, one batched `generate` call per round of steps).
+
+A text policy is anything with `generate(prompts, params) -> list[Generation]`:
+`LocalPolicy` (this process) or `OpenAIPolicy` (any /v1/completions server).
+Model output goes to the env as data (parsed with `ast`, never executed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from webrl.agent.local_policy import Generation, SamplingParams
+from webrl.agent.prompt import PromptConfig, build_prompt, trim_response
+from webrl.env.web_env import WebEnv
+from webrl.tasks.schema import Task
+
+
+class TextPolicy(Protocol):
+    name: str
+    tokenizer: object
+
+    def generate(
+        self, prompts: list[str], params: SamplingParams | list[SamplingParams] | None = None
+    ) -> list[Generation]: ...
+
+
+class LLMAgent:
+    """The `Agent` protocol (reset/act) over a text policy, for the one-env runner."""
+
+    def __init__(self, policy: TextPolicy, prompt: PromptConfig | None = None, sampling: SamplingParams | None = None):
+        self.policy = policy
+        self.prompt = prompt or PromptConfig()
+        self.sampling = sampling or SamplingParams()
+        self.intent = ""
+        self.history: list[tuple[str, str]] = []
+
+    def reset(self, task: Task) -> None:
+        self.intent = task.intent
+        self.history = []
+
+    def act(self, obs: str, info: dict) -> str:
+        text = build_prompt(self.policy.tokenizer, self.intent, self.history, obs, self.prompt)
+        response = trim_response(self.policy.generate([text], self.sampling)[0].text)
+        self.history.append((obs, response))
+        return response
+
+
+@dataclass
+class _Episode:
+    task: Task
+    env: WebEnv
+    obs: str
+    t0: float
+    history: list[tuple[str, str]] = field(default_factory=list)
+    steps: list[dict] = field(default_factory=list)
+
+
+def _record(ep: _Episode, reward: float, terminated: bool, truncated: bool, answer, agent_error=None, backend_error=None) -> dict:
+    t = ep.task
+    return {
+        "task_id": t.task_id, "family": t.family, "site": t.site, "intent": t.intent,
+        "difficulty": t.difficulty, "reward": reward, "success": reward >= 1.0, "answer": answer,
+        "n_steps": len(ep.steps), "terminated": terminated, "truncated": truncated,
+        "agent_error": agent_error, "backend_error": backend_error,
+        "seconds": round(time.perf_counter() - ep.t0, 4), "steps": ep.steps,
+    }  # fmt: skip
+
+
+def run_batched(
+    tasks: Iterable[Task],
+    envs: list[WebEnv],
+    policy: TextPolicy,
+    prompt: PromptConfig,
+    sampling: SamplingParams,
+    keep_obs: bool = True,
+    on_episode: Callable[[dict], None] | None = None,
+) -> list[dict]:
+    """Run every task once with `len(envs)` episodes in flight; one `generate` call per round.
+
+    Records have the eval runner's fields plus `difficulty`, and per step
+    `logprob` (sum over the response's tokens), `tokens` and `prompt_tokens`.
+    """
+    todo = iter(tasks)
+    free = list(envs)
+    active: list[_Episode] = []
+    records: list[dict] = []
+
+    def finish(rec: dict) -> None:
+        records.append(rec)
+        if on_episode is not None:
+            on_episode(rec)
+
+    while True:
+        while free:  # fill idle envs
+            task = next(todo, None)
+            if task is None:
+                break
+            env = free.pop()
+            obs, _ = env.reset(options={"task": task})
+            active.append(_Episode(task, env, obs, time.perf_counter()))
+        if not active:
+            return records
+        prompts = [build_prompt(policy.tokenizer, ep.task.intent, ep.history, ep.obs, prompt) for ep in active]
+        try:
+            gens = policy.generate(prompts, sampling)
+        except Exception as e:  # the policy failed (e.g. server down): these episodes end, the run goes on
+            for ep in active:
+                finish(_record(ep, 0.0, False, False, None, agent_error=f"{type(e).__name__}: {e}"))
+                free.append(ep.env)
+            active = []
+            continue
+        still: list[_Episode] = []
+        for ep, gen in zip(active, gens, strict=True):
+            response = trim_response(gen.text)
+            obs, reward, terminated, truncated, info = ep.env.step(response)
+            ep.steps.append({
+                "obs": ep.obs if keep_obs else None, "response": response, "action": info.get("action_text"),
+                "error": info.get("action_error"), "url": info.get("url"), "logprob": round(sum(gen.logprobs), 4),
+                "tokens": len(gen.token_ids), "prompt_tokens": gen.prompt_tokens,
+            })  # fmt: skip
+            ep.history.append((ep.obs, response))
+            ep.obs = obs
+            if terminated or truncated:
+                finish(_record(ep, reward, terminated, truncated, info.get("answer"),
+                               backend_error=info.get("backend_error")))  # fmt: skip
+                free.append(ep.env)
+            else:
+                still.append(ep)
+        active = still

@@ -1,0 +1,252 @@
+"""`LocalPolicy`: a causal LM in this process, batched.
+
+    policy = LocalPolicy.from_checkpoint("runs/sft/final")
+    gens = policy.generate(prompts, SamplingParams(temperature=0))   # greedy, one per prompt
+    gens[0].text, gens[0].logprobs                                    # action text, per-token log-probs
+    policy.score(prompts, completions)                                # teacher-forced log-probs
+
+`generate` sorts the prompts by length and cuts them into micro-batches of at
+most `max_batch_tokens` padded tokens, then for each: one prefill over the
+left-padded prompts, then token-by-token decoding with the KV cache. A row
+stops at an end-of-turn token, at the end of its first complete action line
+(`do(...)`/`exit(...)` followed by a newline), at one of its stop strings, or
+at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
+1, no top-p): what the RL losses and the perplexity filter need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import torch
+
+from webrl.agent.prompt import end_of_action, stop_token_ids
+from webrl.models.scoring import IGNORE, selected_logprobs
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample one response."""
+
+    temperature: float = field(default=0.0, metadata={"help": "0 = greedy; > 0 samples from softmax(logits / T)"})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling: smallest token set with this mass"})
+    max_new_tokens: int = field(default=128, metadata={"help": "cap on generated tokens"})
+    stop: tuple[str, ...] = field(default=(), metadata={"help": "extra stop strings (cut from the text)"})
+    end_of_action: bool = field(default=True, metadata={"help": "stop once an action line is complete"})
+
+    def __post_init__(self):
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+@dataclass
+class Generation:
+    text: str  # the response, without the end token
+    token_ids: list[int]  # generated tokens (an end-of-turn token included when one was produced)
+    logprobs: list[float]  # log p(token) under the model, one per token_ids entry
+    finish_reason: str  # "stop" | "length"
+    prompt_tokens: int
+
+
+def _sample(logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator) -> int:
+    """One token from 1-D `logits` (float32)."""
+    if temperature == 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        cut = int((torch.cumsum(sorted_p, 0) < top_p).sum()) + 1  # keep the smallest set reaching top_p
+        probs = torch.zeros_like(probs).scatter_(0, order[:cut], sorted_p[:cut])
+    return int(torch.multinomial(probs, 1, generator=gen))
+
+
+def _cache_kwarg(model) -> str:
+    """transformers >= 5 calls the KV cache argument `cache`; older versions `past_key_values`."""
+    import inspect
+
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
+
+
+class LocalPolicy:
+    """Batched generation and scoring with a local model (see module docstring)."""
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        max_batch_tokens: int = 16384,
+        max_batch: int = 32,
+        autocast_bf16: bool = False,
+        seed: int = 0,
+        name: str = "local",
+        bf16_weights: bool = False,
+    ):
+        if bf16_weights:  # inference only: cast once instead of autocasting the weights at every step
+            model = model.to(torch.bfloat16)
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_batch_tokens = max_batch_tokens
+        self.max_batch = max_batch
+        self.autocast_bf16 = autocast_bf16
+        self.stop_ids = set(stop_token_ids(tokenizer))
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.gen = torch.Generator().manual_seed(seed)
+        self.name = name
+        self._cache_kw = _cache_kwarg(model)
+
+    @classmethod
+    def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:
+        from webrl.models.build import load_checkpoint
+
+        model, tok, cfg = load_checkpoint(path)
+        kw.setdefault("autocast_bf16", cfg.autocast_bf16)
+        kw.setdefault("bf16_weights", cfg.autocast_bf16)
+        return cls(model, tok, name=str(path), **kw)
+
+    def _autocast(self):
+        if self.autocast_bf16:
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def micro_batches(self, lengths: list[int]) -> list[list[int]]:
+        """Indices grouped by similar length, each group within max_batch_tokens and max_batch."""
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        batches: list[list[int]] = []
+        cur: list[int] = []
+        for i in order:
+            longest = max([lengths[j] for j in cur] + [lengths[i]])
+            if cur and (len(cur) + 1 > self.max_batch or longest * (len(cur) + 1) > self.max_batch_tokens):
+                batches.append(cur)
+                cur = []
+            cur.append(i)
+        if cur:
+            batches.append(cur)
+        return batches
+
+    # --- generation ---------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(self, prompts: list[str], params: SamplingParams | list[SamplingParams] | None = None) -> list[Generation]:
+        """One response per prompt; `params` may differ per prompt."""
+        if not isinstance(params, list):
+            params = [params or SamplingParams()] * len(prompts)
+        if len(params) != len(prompts):
+            raise ValueError(f"got {len(params)} SamplingParams for {len(prompts)} prompts")
+        encoded = [self.encode(p) for p in prompts]
+        out: list[Generation | None] = [None] * len(prompts)
+        for batch in self.micro_batches([len(e) for e in encoded]):
+            gens = self._generate_batch([encoded[i] for i in batch], [params[i] for i in batch])
+            for i, g in zip(batch, gens, strict=True):
+                out[i] = g
+        return out  # type: ignore[return-value]
+
+    def _generate_batch(self, prompts: list[list[int]], params: list[SamplingParams]) -> list[Generation]:
+        from transformers import DynamicCache
+
+        B, L = len(prompts), max(len(p) for p in prompts)
+        ids = torch.full((B, L), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((B, L), dtype=torch.long)
+        for b, p in enumerate(prompts):  # left padding: every row's last token is at L-1
+            ids[b, L - len(p) :] = torch.tensor(p, dtype=torch.long)
+            mask[b, L - len(p) :] = 1
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, L)
+        cache = DynamicCache()
+        tokens: list[list[int]] = [[] for _ in range(B)]
+        logps: list[list[float]] = [[] for _ in range(B)]
+        finish = [""] * B
+        texts = [""] * B
+        steps = max(p.max_new_tokens for p in params)
+        inputs = ids
+        alive = list(range(B))  # the original row of each row still being decoded
+        for _ in range(steps):
+            with self._autocast():
+                out = self.model(
+                    input_ids=inputs, attention_mask=mask, position_ids=pos,
+                    use_cache=True, logits_to_keep=1, **{self._cache_kw: cache},
+                )  # fmt: skip
+            logits = out.logits[:, -1].float()  # (rows, V)
+            logprobs = torch.log_softmax(logits, dim=-1)
+            for j, b in enumerate(alive):
+                p = params[b]
+                tok = _sample(logits[j], p.temperature, p.top_p, self.gen)
+                tokens[b].append(tok)
+                logps[b].append(float(logprobs[j, tok]))
+                finish[b], texts[b] = self._check_stop(tokens[b], tok, p)
+            keep = [j for j, b in enumerate(alive) if not finish[b]]
+            if not keep:
+                break
+            if len(keep) < len(alive):  # finished rows leave the batch (and the KV cache)
+                idx = torch.tensor(keep, dtype=torch.long)
+                cache.batch_select_indices(idx)
+                mask, pos = mask[idx], pos[idx]
+                alive = [alive[j] for j in keep]
+            inputs = torch.tensor([[tokens[b][-1]] for b in alive], dtype=torch.long)  # (rows, 1)
+            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long)], dim=1)
+            pos = pos[:, -1:] + 1
+        return [
+            Generation(texts[b] if finish[b] else self._decode(tokens[b]), tokens[b], logps[b],
+                       finish[b] or "length", len(prompts[b]))
+            for b in range(B)
+        ]  # fmt: skip
+
+    def _decode(self, toks: list[int]) -> str:
+        return self.tokenizer.decode([t for t in toks if t not in self.stop_ids], skip_special_tokens=False)
+
+    def _check_stop(self, toks: list[int], tok: int, p: SamplingParams) -> tuple[str, str]:
+        """(finish_reason or "", text so far)."""
+        if tok in self.stop_ids:
+            return "stop", self._decode(toks[:-1])
+        text = self._decode(toks)
+        for s in p.stop:
+            if s and s in text:
+                return "stop", text[: text.index(s)]
+        if p.end_of_action:
+            end = end_of_action(text)
+            if end is not None:
+                return "stop", text[:end]
+        if len(toks) >= p.max_new_tokens:
+            return "length", text
+        return "", text
+
+    # --- scoring --------------------------------------------------------------------------
+    @torch.no_grad()
+    def score(self, prompts: list[str], completions: list[str] | list[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of each completion (text, or token ids) given its prompt."""
+        if len(prompts) != len(completions):
+            raise ValueError(f"got {len(completions)} completions for {len(prompts)} prompts")
+        seqs = []
+        for prompt, comp in zip(prompts, completions, strict=True):
+            c = self.encode(comp) if isinstance(comp, str) else list(comp)
+            seqs.append((self.encode(prompt), c))
+        out: list[list[float]] = [[] for _ in seqs]
+        for batch in self.micro_batches([len(p) + len(c) for p, c in seqs]):
+            rows = [seqs[i] for i in batch]
+            input_ids, mask, labels = pack_right([p + c for p, c in rows], [len(p) for p, _ in rows], self.pad_id)
+            with self._autocast():
+                lp = selected_logprobs(self.model, input_ids, mask, labels)
+            k = 0
+            for i, (_, c) in zip(batch, rows, strict=True):
+                out[i] = lp[k : k + len(c)].tolist()
+                k += len(c)
+        return out
+
+
+def pack_right(seqs: list[list[int]], prompt_lens: list[int], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded (input_ids, attention_mask, labels); labels are IGNORE over prompts and padding."""
+    B, T = len(seqs), max(len(s) for s in seqs)
+    ids = torch.full((B, T), pad_id, dtype=torch.long)
+    mask = torch.zeros((B, T), dtype=torch.long)
+    labels = torch.full((B, T), IGNORE, dtype=torch.long)
+    for b, (s, n) in enumerate(zip(seqs, prompt_lens, strict=True)):
+        ids[b, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[b, : len(s)] = 1
+        labels[b, n : len(s)] = ids[b, n : len(s)]
+    return ids, mask, labels

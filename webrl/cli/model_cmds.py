@@ -1,0 +1,175 @@
+"""Model subcommands of `webrl`: sft, serve-model, bench model, and `eval --agent PATH|URL`.
+
+Kept apart from cli/main.py so the base install (no torch) never imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+
+def is_llm_agent(name: str) -> bool:
+    return name.startswith(("http://", "https://")) or Path(name).exists()
+
+
+def _policy(agent: str, args: argparse.Namespace):
+    """(policy, prompt config) for a checkpoint path or an OpenAI-compatible URL."""
+    from webrl.agent.prompt import load_prompt_config
+
+    if agent.startswith(("http://", "https://")):
+        from webrl.agent.openai_policy import OpenAIPolicy
+
+        tok = None
+        if args.tokenizer:
+            from webrl.models.build import load_tokenizer
+
+            tok = load_tokenizer(args.tokenizer)
+        policy = OpenAIPolicy(agent, model=args.model, tokenizer=tok)
+        prompt_dir = args.tokenizer or policy.model
+        return policy, load_prompt_config(prompt_dir)
+    from webrl.agent.local_policy import LocalPolicy
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return LocalPolicy.from_checkpoint(agent, max_batch_tokens=args.max_batch_tokens), load_prompt_config(agent)
+
+
+def eval_llm(args: argparse.Namespace, tasks) -> int:
+    """`webrl eval --agent PATH|URL`: batched LLM evaluation with the error taxonomy."""
+    from webrl.agent.local_policy import SamplingParams
+    from webrl.env.web_env import EnvConfig
+    from webrl.eval.llm import run_eval_llm
+    from webrl.eval.summary import format_table
+    from webrl.eval.taxonomy import format_taxonomy
+
+    if args.backend != "http":
+        print("error: LLM agents run on --backend http for now", file=sys.stderr)
+        return 2
+    policy, prompt = _policy(args.agent, args)
+    sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens)
+    out = Path(args.out) if args.out else None
+    summary, _ = run_eval_llm(
+        tasks, policy, prompt, sampling, n_envs=args.envs, env_config=EnvConfig(max_steps=args.max_steps),
+        out_dir=out, progress=not args.no_progress,
+        extra_config={"agent": args.agent, "split": args.split, "seed": args.seed},
+    )  # fmt: skip
+    print(format_table(summary, title=f"agent={args.agent} split={args.split}"))
+    print(format_taxonomy(summary["errors"]))
+    print("by oracle steps: " + "  ".join(f"{b}: {v['success_rate'] * 100:.1f}% ({v['episodes']})"
+                                          for b, v in summary["per_step_bucket"].items()))  # fmt: skip
+    if out:
+        print(f"episodes: {out / 'episodes.jsonl'}  summary: {out / 'summary.json'}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+def add_eval_args(e: argparse.ArgumentParser) -> None:
+    g = e.add_argument_group("LLM agents (--agent PATH or http://HOST:PORT/v1)")
+    g.add_argument("--envs", type=int, default=16, help="episodes in flight (one batched generate per round)")
+    g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
+    g.add_argument("--max-new-tokens", type=int, default=128, help="cap on a response's tokens")
+    g.add_argument("--max-batch-tokens", type=int, default=16384, help="local: padded tokens per forward pass")
+    g.add_argument("--threads", type=int, default=0, help="local: torch threads (0 = default)")
+    g.add_argument("--model", default=None, help="URL: model id (default: the first served)")
+    g.add_argument("--tokenizer", default=None, help="URL: local copy of the model for its tokenizer and prompt config")
+
+
+def cmd_sft(args: argparse.Namespace) -> int:
+    import torch
+
+    from webrl.models.config import preset
+    from webrl.rl.sft import SFT_PRESETS, train_sft
+
+    over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
+    model_cfg = preset(args.preset, **over)
+    if model_cfg.threads:
+        torch.set_num_threads(model_cfg.threads)
+    fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
+              "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
+              "seed": args.seed}  # fmt: skip
+    cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
+    line = train_sft(cfg, model_cfg, args.out, progress=not args.no_progress)
+    print(json.dumps(line))
+    print(f"final checkpoint: {Path(args.out) / 'final'}")
+    return 0
+
+
+def cmd_serve_model(args: argparse.Namespace) -> int:
+    from webrl.agent.local_policy import LocalPolicy
+    from webrl.agent.server import ModelServer, ServerLimits
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    policy = LocalPolicy.from_checkpoint(args.path, max_batch_tokens=args.max_batch_tokens)
+    limits = ServerLimits(max_tokens=args.max_tokens_cap, max_n=args.max_n, max_batch=args.max_batch)
+    server = ModelServer(policy, args.name or args.path, args.host, args.port, limits)
+    print(f"serving {args.path} as {args.name or args.path!r} on {server.url} (Ctrl-C stops)", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
+
+
+def cmd_bench_model(args: argparse.Namespace) -> int:
+    from webrl.eval.model_bench import bench_model
+
+    result = bench_model(args)
+    text = json.dumps(result)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(text)
+    return 0
+
+
+def add_commands(sub, bench_sub) -> None:
+    """Register sft, serve-model and bench model on the `webrl` parser."""
+    s = sub.add_parser("sft", help="supervised fine-tuning on the train split's oracle demonstrations")
+    s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu (SmolLM2 + LoRA) | gpu")
+    s.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
+    s.add_argument("--base", default=None, help="another base model: a local HF directory or a hub id")
+    s.add_argument("--minutes", type=float, default=None, help="training time budget (preset: cpu 30)")
+    s.add_argument("--clock", default=None, help='"wall" or "cpu" (CPU seconds / threads) for --minutes')
+    s.add_argument("--max-steps", type=int, default=None, help="optimizer steps (default: from epochs)")
+    s.add_argument("--epochs", type=float, default=None, help="passes over the examples")
+    s.add_argument("--lr", type=float, default=None, help="peak learning rate")
+    s.add_argument("--split", default=None, help="demonstration tasks: train | FILE.json")
+    s.add_argument("--sites", default=None, help="comma-separated site filter")
+    s.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    s.add_argument("--seed", type=int, default=None, help="data order seed")
+    s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    s.set_defaults(func=cmd_sft)
+
+    v = sub.add_parser("serve-model", help="OpenAI-compatible /v1/completions for a checkpoint")
+    v.add_argument("path", help="checkpoint folder (ours or any HF causal LM) or hub id")
+    v.add_argument("--host", default="127.0.0.1", help="bind address (keep it on loopback unless you mean it)")
+    v.add_argument("--port", type=int, default=8000, help="port (0 = any free port)")
+    v.add_argument("--name", default=None, help="model id to serve under (default: the path)")
+    v.add_argument("--max-batch", type=int, default=64, help="prompts generated together across requests")
+    v.add_argument("--max-batch-tokens", type=int, default=16384, help="padded tokens per forward pass")
+    v.add_argument("--max-tokens-cap", type=int, default=512, help="largest max_tokens accepted")
+    v.add_argument("--max-n", type=int, default=8, help="largest n accepted")
+    v.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    v.set_defaults(func=cmd_serve_model)
+
+    bm = bench_sub.add_parser("model", help="model throughput: SFT tokens/s vs bare loop, padding, batching, FLOP/s")
+    bm.add_argument("--checkpoint", default=None, help="checkpoint to bench (default: a fresh --preset model)")
+    bm.add_argument("--preset", default="cpu", help="model preset when no checkpoint is given")
+    bm.add_argument("--split", default="test", help="tasks whose demonstrations make the batches")
+    bm.add_argument("--tasks", type=int, default=16, help="how many tasks to use")
+    bm.add_argument("--train-steps", type=int, default=3, help="timed training steps per loop")
+    bm.add_argument("--batches", default="1,16", help="agent batch sizes to time (envs in flight)")
+    bm.add_argument("--eval-split", default=None, help="also time a full eval of this split (e.g. test)")
+    bm.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    bm.add_argument("--out", default=None, help="also write the JSON here")
+    bm.set_defaults(func=cmd_bench_model)

@@ -1,0 +1,79 @@
+"""Evaluate an LLM agent (local checkpoint or OpenAI-compatible endpoint) over tasks,
+batched across parallel envs; same outputs as `run_eval`, plus the error taxonomy
+and success by oracle step-count bucket in `summary.json`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+from webrl.agent.llm_agent import TextPolicy, run_batched
+from webrl.agent.local_policy import SamplingParams
+from webrl.agent.prompt import PromptConfig
+from webrl.env.web_env import EnvConfig, WebEnv
+from webrl.eval.runner import read_episodes
+from webrl.eval.summary import summarize
+from webrl.eval.taxonomy import by_step_bucket, taxonomy
+from webrl.sites.world import WorldApp
+from webrl.tasks.schema import Task
+
+
+def llm_summary(records: list[dict]) -> dict:
+    return {**summarize(records), "errors": taxonomy(records), "per_step_bucket": by_step_bucket(records)}
+
+
+def run_eval_llm(
+    tasks: list[Task],
+    policy: TextPolicy,
+    prompt: PromptConfig | None = None,
+    sampling: SamplingParams | None = None,
+    n_envs: int = 16,
+    env_config: EnvConfig | None = None,
+    out_dir: Path | None = None,
+    progress: bool = True,
+    keep_obs: bool = True,
+    extra_config: dict | None = None,
+) -> tuple[dict, list[dict]]:
+    """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`."""
+    prompt = prompt or PromptConfig()
+    sampling = sampling or SamplingParams()
+    env_config = env_config or EnvConfig()
+    done: list[dict] = []
+    path = None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / "episodes.jsonl"
+        done = read_episodes(path)
+        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
+        config = {"env": env_config.__dict__, "tasks": len(tasks), "n_envs": n_envs, "policy": policy.name,
+                  "prompt": prompt.__dict__, "sampling": sampling.__dict__, **(extra_config or {})}  # fmt: skip
+        (out_dir / "config.json").write_text(json.dumps(config, indent=1, default=list) + "\n")
+    finished = {str(r["task_id"]) for r in done}
+    todo = [t for t in tasks if str(t.task_id) not in finished]
+    world = WorldApp()
+    envs = [WebEnv(env_config, world) for _ in range(max(1, min(n_envs, len(todo))))]
+    bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, leave=False)
+    records = list(done)
+
+    def on_episode(rec: dict) -> None:
+        records.append(rec)
+        if path is not None:
+            with path.open("a") as f:
+                f.write(json.dumps(rec) + "\n")
+        bar.update(1)
+        bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
+
+    try:
+        run_batched(todo, envs, policy, prompt, sampling, keep_obs=keep_obs, on_episode=on_episode)
+    finally:
+        bar.close()
+        for env in envs:
+            env.close()
+    wanted = {str(t.task_id) for t in tasks}
+    records = [r for r in records if str(r["task_id"]) in wanted]
+    summary = llm_summary(records)
+    if out_dir is not None:
+        (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary, records

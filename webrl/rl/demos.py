@@ -1,0 +1,100 @@
+"""Oracle demonstrations through the real env, and the SFT examples made from them.
+
+A demonstration is an episode record like the eval runner's, with each step's
+response annotated for the actor (`# Element: <label>` before element actions).
+Only episodes the evaluator scores as successful are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from webrl.agent.policies import OracleAgent
+from webrl.agent.prompt import PromptConfig, annotate, build_prompt, completion_text
+from webrl.env.web_env import WebEnv
+from webrl.tasks.schema import Task
+
+
+def collect_demonstrations(tasks: list[Task], env: WebEnv, prompt: PromptConfig, progress: bool = True) -> list[dict]:
+    """One record per task the oracle solves: task fields + steps [{obs, response}]."""
+    demos = []
+    for task in tqdm(tasks, desc="demonstrations", unit="task", disable=not progress, leave=False):
+        agent = OracleAgent()
+        obs, info = env.reset(options={"task": task})
+        agent.reset(task)
+        steps = []
+        while True:
+            action = agent.act(obs, info)
+            steps.append({"obs": obs, "response": annotate(action, info, prompt)})
+            obs, reward, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        if reward >= 1.0:
+            demos.append({"task_id": task.task_id, "family": task.family, "site": task.site,
+                          "intent": task.intent, "steps": steps})  # fmt: skip
+    return demos
+
+
+def save_jsonl(records: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
+    tmp.replace(path)
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training example: prompt + completion token ids; loss on the completion only."""
+
+    ids: tuple[int, ...]
+    prompt_len: int
+    task_id: int | str
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+
+def make_examples(demos: list[dict], tokenizer, prompt: PromptConfig, max_tokens: int) -> list[Example]:
+    """Every step of every demonstration as (prompt, completion); longer ones than max_tokens dropped."""
+    out = []
+    for d in demos:
+        history: list[tuple[str, str]] = []
+        for step in d["steps"]:
+            text = build_prompt(tokenizer, d["intent"], history, step["obs"], prompt)
+            p = tokenizer(text, add_special_tokens=False)["input_ids"]
+            c = tokenizer(completion_text(tokenizer, step["response"], prompt), add_special_tokens=False)["input_ids"]
+            if len(p) + len(c) <= max_tokens:
+                out.append(Example(tuple(p + c), len(p), d["task_id"]))
+            history.append((step["obs"], step["response"]))
+    return out
+
+
+def length_batches(lengths: list[int], max_batch_tokens: int, seed: int, pool: int = 64) -> list[list[int]]:
+    """Length-bucketed batches: shuffle, sort within pools of `pool` examples, cut each sorted run
+    into batches whose padded size (longest x count) fits `max_batch_tokens`, shuffle the batches."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches: list[list[int]] = []
+    for k in range(0, len(order), pool):
+        chunk = sorted(order[k : k + pool], key=lambda i: lengths[i])
+        cur: list[int] = []
+        for i in chunk:
+            if cur and lengths[i] * (len(cur) + 1) > max_batch_tokens:
+                batches.append(cur)
+                cur = []
+            cur.append(i)
+        if cur:
+            batches.append(cur)
+    rng.shuffle(batches)
+    return batches

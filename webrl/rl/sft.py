@@ -1,0 +1,276 @@
+"""Supervised fine-tuning of the actor on oracle demonstrations (`webrl sft`).
+
+    webrl sft --preset cpu --out runs/sft --minutes 30      # rerun the same command to resume
+
+Stages (each resumable from the run folder):
+  1. demonstrations: the oracle solves the train split's tasks through WebEnv
+     -> `demos.jsonl` (steps annotated with `# Element: ...`, see agent/prompt.py)
+  2. examples: every step as (prompt, completion) token ids, loss on the completion
+     (the action and its end-of-turn token) only
+  3. training: length-bucketed batches, AdamW, warmup + cosine decay over the
+     planned steps or the time budget (whichever comes first), `accelerate` for
+     devices / mixed precision / multi-process (`accelerate launch -m webrl.cli.main sft ...`
+     with the configs in `configs/accelerate/`); checkpoints `ckpt-<step>/`
+     (save_pretrained + tokenizer + webrl_model.json + sft_config.json +
+     trainer_state.pt) every `save_minutes`, and `final/` at the end.
+
+Metrics (`metrics.jsonl`, one line per `log_every` steps):
+  losses/sft       mean cross-entropy per completion token over the logged steps
+  charts/lr        learning rate
+  charts/tokens_s  training tokens (prompt + completion, padding excluded) per second
+  charts/padding   real tokens / padded tokens of the logged batches
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from webrl.agent.local_policy import pack_right
+from webrl.agent.prompt import PromptConfig, save_prompt_config
+from webrl.models.build import build, save_checkpoint
+from webrl.models.config import ModelConfig
+from webrl.models.scoring import selected_logprobs
+from webrl.rl.demos import Example, length_batches, load_jsonl, make_examples, save_jsonl
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """Supervised fine-tuning settings (saved as `sft_config.json` in the run and every checkpoint)."""
+
+    split: str = field(default="train", metadata={"help": "task split (or JSON file) whose oracle demos are the data"})
+    sites: str | None = field(default=None, metadata={"help": "comma-separated site filter"})
+    limit: int | None = field(default=None, metadata={"help": "use only the first N tasks"})
+    lr: float = field(default=5e-4, metadata={"help": "peak learning rate (LoRA; use ~1e-5 for full fine-tunes)"})
+    min_lr_ratio: float = field(default=0.1, metadata={"help": "final lr as a fraction of the peak"})
+    warmup_steps: int = field(default=10, metadata={"help": "linear warmup steps"})
+    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
+    grad_clip: float = field(default=1.0, metadata={"help": "max global grad norm (0 = off)"})
+    epochs: float = field(default=1.0, metadata={"help": "passes over the examples (fractions allowed)"})
+    max_steps: int = field(default=0, metadata={"help": "optimizer steps (0 = from epochs)"})
+    minutes: float = field(default=0.0, metadata={"help": "training time budget in minutes (0 = none); the lr schedule ends with it"})
+    max_batch_tokens: int = field(default=2400, metadata={"help": "padded tokens per batch (length bucketing)"})
+    max_seq_tokens: int = field(default=1600, metadata={"help": "examples longer than this are dropped"})
+    clock: str = field(
+        default="wall",
+        metadata={"help": 'what `minutes` counts: "wall" seconds, or "cpu" = process CPU seconds / torch threads '
+                  "(an uncontended-machine equivalent when the CPU is shared)"},
+    )
+    save_minutes: float = field(default=5.0, metadata={"help": "checkpoint at least this often"})
+    log_every: int = field(default=5, metadata={"help": "optimizer steps per metrics line"})
+    seed: int = field(default=0, metadata={"help": "data order and init seed"})
+    prompt: PromptConfig = field(default_factory=PromptConfig, metadata={"help": "prompt layout (agent/prompt.py)"})
+
+    def __post_init__(self):
+        if self.lr <= 0:
+            raise ValueError(f"SFTConfig.lr must be > 0, got {self.lr}")
+        if self.epochs <= 0 and self.max_steps <= 0:
+            raise ValueError("SFTConfig needs epochs > 0 or max_steps > 0")
+        if self.clock not in ("wall", "cpu"):
+            raise ValueError(f'SFTConfig.clock must be "wall" or "cpu", got {self.clock!r}')
+        if self.max_batch_tokens < self.max_seq_tokens:
+            raise ValueError(
+                f"max_batch_tokens ({self.max_batch_tokens}) < max_seq_tokens ({self.max_seq_tokens}): "
+                "the longest example would not fit a batch; raise max_batch_tokens"
+            )
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> SFTConfig:
+        d = dict(d)
+        if isinstance(d.get("prompt"), dict):
+            d["prompt"] = PromptConfig(**d["prompt"])
+        return cls(**d)
+
+
+SFT_PRESETS: dict[str, SFTConfig] = {
+    "cpu-tiny": SFTConfig(lr=3e-3, max_steps=4, max_batch_tokens=4096, max_seq_tokens=4096,
+                          log_every=1, warmup_steps=1, prompt=PromptConfig(max_prompt_tokens=3000)),
+    "cpu": SFTConfig(lr=1e-3, epochs=1.0, minutes=30.0),
+    "gpu": SFTConfig(lr=2e-5, epochs=2.0, max_batch_tokens=32768, max_seq_tokens=4096,
+                     prompt=PromptConfig(max_prompt_tokens=3500)),
+}  # fmt: skip
+
+
+def lr_at(cfg: SFTConfig, step: int, total_steps: int, elapsed_s: float) -> float:
+    """Linear warmup, then cosine decay to min_lr_ratio over steps or the time budget."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    progress = (step - cfg.warmup_steps) / max(1, total_steps - cfg.warmup_steps)
+    if cfg.minutes > 0:
+        progress = max(progress, elapsed_s / (cfg.minutes * 60))
+    progress = min(1.0, progress)
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    ckpts = [p for p in out.glob("ckpt-*") if (p / "trainer_state.pt").exists()]
+    return max(ckpts, key=lambda p: int(p.name.split("-")[1])) if ckpts else None
+
+
+def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
+    """Stage 1: oracle demonstrations, cached in `demos.jsonl`."""
+    path = out / "demos.jsonl"
+    if path.exists():
+        return load_jsonl(path)
+    from webrl.env.web_env import WebEnv
+    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.splits import load_split
+
+    tasks = load_tasks(cfg.split) if cfg.split.endswith((".json", ".jsonl")) else load_split(cfg.split)
+    if cfg.sites:
+        tasks = [t for t in tasks if t.site in set(cfg.sites.split(","))]
+    tasks = tasks[: cfg.limit] if cfg.limit else tasks
+    from webrl.rl.demos import collect_demonstrations
+
+    env = WebEnv()
+    demos = collect_demonstrations(tasks, env, cfg.prompt, progress)
+    env.close()
+    save_jsonl(demos, path)
+    return demos
+
+
+def batch_tensors(examples: list[Example], pad_id: int):
+    return pack_right([list(e.ids) for e in examples], [e.prompt_len for e in examples], pad_id)
+
+
+def sft_loss(model, input_ids, attention_mask, labels, full_forward: bool = False) -> tuple[torch.Tensor, int]:
+    """Mean negative log-likelihood of the completion tokens, and their count."""
+    logp = selected_logprobs(model, input_ids, attention_mask, labels, full_forward)  # (N,)
+    return -logp.mean(), logp.numel()
+
+
+def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress: bool = True) -> dict:
+    """Run (or resume) SFT into `out`; returns the final metrics line."""
+    from accelerate import Accelerator
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "sft_config.json"
+    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
+        raise ValueError(f"{out} holds a run with a different sft_config.json; use a new --out or the same settings")
+    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    model_cfg.save(out)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+
+    # 1-2. data
+    demos = demonstrations(cfg, out, progress)
+    model, tok = build(model_cfg)
+    examples = make_examples(demos, tok, cfg.prompt, cfg.max_seq_tokens)
+    if not examples:
+        raise ValueError("no training examples: every demonstration is longer than max_seq_tokens")
+    pad_id = tok.pad_token_id
+
+    # 3. optimizer, resume
+    accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="bf16" if model_cfg.autocast_bf16 else "no")
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, elapsed, wall = 0, 0.0, 0.0
+    ckpt = latest_checkpoint(out)
+    if ckpt is not None:
+        _load_weights(model, ckpt)
+        state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+        opt.load_state_dict(state["optimizer"])
+        step, elapsed, wall = state["step"], state["elapsed_s"], state.get("wall_s", 0.0)
+        torch.set_rng_state(state["torch_rng"])
+    model, opt = accelerator.prepare(model, opt)
+    model.train()
+    per_epoch = len(length_batches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed))
+    total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    print(f"sft: {len(demos)} demonstrations, {len(examples)} examples, {per_epoch} batches/epoch, "
+          f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
+          + (f"; resuming at step {step}" if step else ""))  # fmt: skip
+
+    # 4. the loop
+    metrics_path = out / "metrics.jsonl"
+    bar = tqdm(total=total, initial=step, desc="sft", unit="step", disable=not progress)
+    window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
+    last_save = time.perf_counter()
+    line: dict = {}
+    lengths = [e.n_tokens for e in examples]
+    epoch_batches: dict[int, list[list[int]]] = {}
+    while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
+        epoch, k = divmod(step, per_epoch)
+        if epoch not in epoch_batches:  # a fresh shuffle per epoch, reproducible on resume
+            epoch_batches = {epoch: length_batches(lengths, cfg.max_batch_tokens, cfg.seed + epoch)}
+        batch_ids = epoch_batches[epoch][k]
+        batch_ids = batch_ids[accelerator.process_index :: accelerator.num_processes] or batch_ids[:1]
+        t0, c0 = time.perf_counter(), time.process_time()
+        input_ids, mask, labels = (t.to(accelerator.device) for t in batch_tensors([examples[i] for i in batch_ids], pad_id))
+        lr = lr_at(cfg, step, total, elapsed)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with accelerator.autocast():
+            loss, n_tok = sft_loss(model, input_ids, mask, labels, full_forward=accelerator.num_processes > 1)
+        accelerator.backward(loss)
+        if cfg.grad_clip:
+            accelerator.clip_grad_norm_(params, cfg.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        dt = time.perf_counter() - t0
+        step += 1
+        wall += dt
+        elapsed += dt if cfg.clock == "wall" else (time.process_time() - c0) / torch.get_num_threads()
+        window["loss"] += loss.item()
+        window["n"] += 1
+        window["tokens"] += int(mask.sum())
+        window["padded"] += mask.numel()
+        window["seconds"] += dt
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
+        if step % cfg.log_every == 0 or step == total:
+            line = {"step": step, "epoch": round(step / per_epoch, 3), "elapsed_s": round(elapsed, 1),
+                    "wall_s": round(wall, 1), "losses/sft": round(window["loss"] / window["n"], 4), "charts/lr": lr,
+                    "charts/tokens_s": round(window["tokens"] / window["seconds"], 1),
+                    "charts/padding": round(window["tokens"] / window["padded"], 3)}  # fmt: skip
+            if accelerator.is_main_process:
+                with metrics_path.open("a") as f:
+                    f.write(json.dumps(line) + "\n")
+            window = dict.fromkeys(window, 0) | {"loss": 0.0, "seconds": 0.0}
+        if time.perf_counter() - last_save >= cfg.save_minutes * 60:
+            _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, out / f"ckpt-{step}", step, elapsed, wall)
+            last_save = time.perf_counter()
+    bar.close()
+    final = out / "final"
+    _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, out / f"ckpt-{step}", step, elapsed, wall)
+    if accelerator.is_main_process:
+        shutil.rmtree(final, ignore_errors=True)
+        shutil.copytree(out / f"ckpt-{step}", final, ignore=shutil.ignore_patterns("trainer_state.pt"))
+    return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
+
+
+def _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, path: Path, step: int, elapsed: float, wall: float) -> None:
+    accelerator.wait_for_everyone()
+    if not accelerator.is_main_process:
+        return
+    save_checkpoint(accelerator.unwrap_model(model), tok, model_cfg, path, extra={"sft_step": step})
+    (path / "sft_config.json").write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    save_prompt_config(cfg.prompt, path)
+    tmp = path / "trainer_state.tmp"
+    torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
+                "torch_rng": torch.get_rng_state()}, tmp)  # fmt: skip
+    tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
+
+
+def _load_weights(model, ckpt: Path) -> None:
+    """Load a checkpoint's trained weights (the adapter under LoRA) into `model` in place."""
+    from safetensors.torch import load_file
+
+    adapter = ckpt / "adapter_model.safetensors"
+    if adapter.exists():
+        from peft import set_peft_model_state_dict
+
+        set_peft_model_state_dict(model, load_file(str(adapter)), adapter_name=model.active_adapter)
+    else:
+        model.load_state_dict(load_file(str(ckpt / "model.safetensors")), strict=False)
