@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Debian's Chromium for the chromium backend and the BrowserGym tests (never `playwright install`).
+# Debian's Chromium for the chromium backend and the BrowserGym tests (never Playwright's own browser download).
 # Installed only when missing and when we are root; otherwise those tests skip and say why.
 chromium:
 	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

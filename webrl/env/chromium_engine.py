@@ -7,7 +7,7 @@ to any caller thread: one browser, one browser context per episode, real
 concurrency in Chromium, and a hard timeout on every call (a hung page cannot
 hang the caller).
 
-Chromium is found, never downloaded (`playwright install` is not used):
+Chromium is found on the system, never downloaded by Playwright:
 `$WEBRL_CHROMIUM`, then Debian's `/usr/lib/chromium/chromium`, then the
 `chromium` wrappers on PATH. `apt-get install chromium` provides it.
 """
@@ -64,7 +64,7 @@ def find_chromium(explicit: str | None = None) -> str:
             return found
     raise FileNotFoundError(
         "no Chromium found; install Debian's (`apt-get install chromium`) or set "
-        f"${CHROMIUM_ENV} to a Chromium binary (never `playwright install`)"
+        f"${CHROMIUM_ENV} to a Chromium binary (Playwright cannot download browsers here)"
     )
 
 
