@@ -169,6 +169,7 @@ def add_commands(sub, bench_sub) -> None:
     bm.add_argument("--tasks", type=int, default=16, help="how many tasks to use")
     bm.add_argument("--train-steps", type=int, default=3, help="timed training steps per loop")
     bm.add_argument("--batches", default="1,16", help="agent batch sizes to time (envs in flight)")
+    bm.add_argument("--parts", default="sft,prefill,agent", help="which measurements: sft,prefill,agent")
     bm.add_argument("--eval-split", default=None, help="also time a full eval of this split (e.g. test)")
     bm.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     bm.add_argument("--out", default=None, help="also write the JSON here")

@@ -50,23 +50,27 @@ def _load(args: argparse.Namespace):
     return model, tok, cfg, prompt, time.perf_counter() - t0
 
 
-def _time_train(model, batches, step_fn, steps: int) -> float:
-    """tokens/s over `steps` timed steps (after one untimed warm-up step)."""
+def _time_train(model, batches, step_fns: dict, steps: int) -> dict[str, float]:
+    """tokens/s of each training-step function on the same batches. Each batch is run by
+    every function in turn (so shape warm-up and machine load hit them alike), after one
+    untimed warm-up batch per function."""
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-5)
     model.train()
-    tokens, seconds = 0, 0.0
+    tokens = dict.fromkeys(step_fns, 0)
+    seconds = dict.fromkeys(step_fns, 0.0)
     for i, (ids, mask, labels) in enumerate(batches[: steps + 1]):
-        t0 = time.perf_counter()
-        loss = step_fn(ids, mask, labels)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        if i > 0:
-            seconds += time.perf_counter() - t0
-            tokens += int(mask.sum())
+        for name, fn in step_fns.items():
+            t0 = time.perf_counter()
+            loss = fn(ids, mask, labels)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            if i > 0:
+                seconds[name] += time.perf_counter() - t0
+                tokens[name] += int(mask.sum())
     model.eval()
-    return tokens / seconds if seconds else 0.0
+    return {name: tokens[name] / seconds[name] if seconds[name] else 0.0 for name in step_fns}
 
 
 def bench_sft(model, tok, cfg, prompt: PromptConfig, demos: list[dict], steps: int) -> dict:
@@ -87,8 +91,8 @@ def bench_sft(model, tok, cfg, prompt: PromptConfig, demos: list[dict], steps: i
         with _autocast(cfg.autocast_bf16):
             return model(input_ids=ids, attention_mask=mask, labels=labels).loss
 
-    ours_s = _time_train(model, batches, ours, steps)
-    bare_s = _time_train(model, batches, bare, steps)
+    speeds = _time_train(model, batches, {"ours": ours, "bare": bare}, steps)
+    ours_s, bare_s = speeds["ours"], speeds["bare"]
     return {"tokens_s": round(ours_s, 1), "bare_tokens_s": round(bare_s, 1),
             "overhead": round(1 - ours_s / bare_s, 3) if bare_s else None,
             "padding": round(real / padded, 3), "batches": len(batches), "examples": len(examples),
@@ -146,11 +150,15 @@ def bench_model(args: argparse.Namespace) -> dict:
     demos = collect_demonstrations(tasks, WebEnv(), prompt, progress=False)
     result: dict = {"model": args.checkpoint or args.preset, "threads": torch.get_num_threads(),
                     "autocast_bf16": cfg.autocast_bf16, "load_s": round(load_s, 1)}  # fmt: skip
-    result["sft"] = bench_sft(model, tok, cfg, prompt, demos, args.train_steps)
-    result.update(bench_prefill(model, cfg))
+    parts = set(args.parts.split(","))
+    if "sft" in parts:
+        result["sft"] = bench_sft(model, tok, cfg, prompt, demos, args.train_steps)
+    if "prefill" in parts:
+        result.update(bench_prefill(model, cfg))
     policy = LocalPolicy(model, tok, autocast_bf16=cfg.autocast_bf16)
-    sizes = [int(x) for x in args.batches.split(",")]
-    result["agent"] = bench_agent(policy, prompt, load_split(args.split), sizes)
+    if "agent" in parts:
+        sizes = [int(x) for x in args.batches.split(",")]
+        result["agent"] = bench_agent(policy, prompt, load_split(args.split), sizes)
     if args.eval_split:
         from webrl.eval.llm import run_eval_llm
 
