@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from webrl.tasks.evaluators import normalize
 from webrl.tasks.schema import Task
 
 if TYPE_CHECKING:
@@ -56,6 +57,12 @@ class SeedDB:
 
     def __getitem__(self, site: str) -> sqlite3.Connection:
         return self._snapshot(site)
+
+
+def expect(page: PageView, text: str) -> None:
+    """Oracle guard: fail loudly if the page does not show `text` (it read the wrong page)."""
+    if normalize(text) not in normalize(page.text):
+        raise LookupError(f"oracle expected {text!r} on {page.url}")
 
 
 # --- eval spec builders (WebArena JSON) -------------------------------------

@@ -20,6 +20,7 @@ from webrl.sites.shop.data import (
 )
 from webrl.tasks.evaluators import normalize
 from webrl.tasks.family import InfeasibleSlots, SeedDB, TaskFamily, page_has, pick
+from webrl.tasks.family import expect as expect  # re-exported for the site's families
 
 if TYPE_CHECKING:
     from webrl.env.page_view import PageView
@@ -173,12 +174,6 @@ def address_text(a: dict[str, str]) -> str:
 
 
 # --- oracle building blocks -----------------------------------------------------------
-
-
-def expect(page: PageView, text: str) -> None:
-    """Fail loudly if the page does not show `text` (the oracle read the wrong page)."""
-    if normalize(text) not in normalize(page.text):
-        raise LookupError(f"oracle expected {text!r} on {page.url}")
 
 
 def open_product(page: PageView, name: str) -> Iterator[str]:
