@@ -35,7 +35,9 @@ def test_messages_layout():
     assert 'exit(message="N/A")' in msgs[0]["content"]  # impossible tasks: answer N/A
     assert msgs[1]["content"] == "Task: Buy a mug\n\nURL: /shop/cart [page omitted]"
     assert msgs[2]["content"] == CLICK  # past responses are kept
-    assert msgs[3]["content"].startswith("URL: http://127.0.0.1:7770/shop/checkout")  # only the current page in full
+    assert msgs[3]["content"] == "URL: /shop/checkout\nTitle: Cart\n[Home](1) [Checkout](2)"  # compact view
+    raw = build_messages("Buy a mug", [], PAGE, PromptConfig(compact=False))
+    assert raw[-1]["content"].endswith(PAGE)  # the env's own rendering when compact is off
     assert build_messages("t", [], PAGE, PromptConfig(system=None))[0]["role"] == "user"
 
 
@@ -65,7 +67,7 @@ def test_truncation_drops_oldest_rounds_then_cuts_the_page(tiny):
     tiny_budget = count_tokens(tok, build_prompt(tok, "Buy a mug", [], PAGE, PromptConfig())) + 40
     cut2 = build_prompt(tok, "Buy a mug", history, big_page, PromptConfig(max_prompt_tokens=tiny_budget))
     assert count_tokens(tok, cut2) <= tiny_budget
-    assert "Task: Buy a mug" in cut2 and "URL: http://127.0.0.1:7770/shop/cart" in cut2  # page start kept
+    assert "Task: Buy a mug" in cut2 and "URL: /shop/cart" in cut2  # page start kept
     assert cut2.rstrip().endswith("[page cut]<|im_end|>\n<|im_start|>assistant") or "[page cut]" in cut2
 
 
@@ -83,9 +85,11 @@ def test_annotate_adds_element_comment():
         {"id": 2, "tag": "input", "text": "", "attrs": {"name": "q", "type": "text"}},
     ]}  # fmt: skip
     pc = PromptConfig()
-    assert annotate(CLICK.replace("2", "1"), info, pc) == '# Element: Blue Mug\ndo(action="Click", element="1")'
+    assert annotate(CLICK.replace("2", "1"), info, pc) == '# Element: [Blue Mug](1)\ndo(action="Click", element="1")'
     typed = 'do(action="Type", argument="mug", element="2")'
-    assert annotate(typed, info, pc) == "# Element: name=q\n" + typed
+    assert annotate(typed, info, pc) == "# Element: [q](2)\n" + typed
+    raw = PromptConfig(compact=False)
+    assert annotate(typed, info, raw) == "# Element: name=q\n" + typed
     assert annotate('do(action="Scroll Down")', info, pc) == 'do(action="Scroll Down")'
     assert annotate(typed, info, PromptConfig(element_comment=False)) == typed
     assert element_label({"id": 3, "tag": "select", "text": "x", "attrs": {}}) == "x"
@@ -98,3 +102,13 @@ def test_prompt_config_saved_and_validated(tmp_path):
     assert load_prompt_config(tmp_path / "missing") == PromptConfig()
     with pytest.raises(ValueError, match="max_prompt_tokens"):
         PromptConfig(max_prompt_tokens=10)
+    with pytest.raises(ValueError, match="max_rounds"):
+        PromptConfig(max_rounds=-1)
+
+
+def test_max_rounds_keeps_the_latest(tiny):
+    _, tok = tiny
+    history = [(PAGE, f'do(action="Click", element="{i}")') for i in range(8)]
+    text = build_prompt(tok, "Buy a mug", history, PAGE, PromptConfig(max_rounds=3))
+    assert "[5 earlier rounds omitted]" in text
+    assert 'element="7"' in text and 'element="5"' in text and 'element="4"' not in text

@@ -119,3 +119,20 @@ def test_selected_logprobs_match_full_softmax(tiny):
     want = torch.cat([full[b, 2:-1].gather(1, ids[b, 3:, None]).squeeze(1) for b in range(2)])
     assert torch.allclose(got, want, atol=1e-5)
     assert torch.allclose(selected_logprobs(model, ids, mask, labels, full_forward=True), want, atol=1e-5)
+
+
+def test_top_layers_adapts_only_the_last_layers_and_skips_their_backward():
+    cfg = preset("cpu-tiny", lora=LoraSpec(r=2, alpha=4, top_layers=1), tiny=TinySpec(layers=3))
+    model, tok = build(cfg)
+    names = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert names and all(".layers.2." in n for n in names)  # layers 0 and 1 carry no adapter
+    ids = torch.tensor([tok("Task: buy a mug").input_ids])
+    labels = ids.clone()
+    seen = []
+    hook = model.get_base_model().model.layers[0].register_full_backward_hook(lambda *a: seen.append(1))
+    (-selected_logprobs(model, ids, torch.ones_like(ids), labels).mean()).backward()
+    hook.remove()
+    assert not seen  # no gradient flows through the frozen bottom layers
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+    with pytest.raises(ValueError, match="top_layers"):
+        LoraSpec(top_layers=-1)

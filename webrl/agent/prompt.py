@@ -16,16 +16,19 @@ Truncation to `max_prompt_tokens` drops the oldest rounds first (saying how many
 then cuts the end of the current page: the instruction and the beginning of the
 latest page always stay.
 
-Responses: one action, optionally after `# ...` comment lines. Demonstrations
-copy the target element first (`# Element: Blue Mug`), which gives a small model
-a clean grounding signal before it writes the element id.
+Pages are shown in the compact label-first view of agent/view.py (`[Blue Mug](12)`)
+unless `compact` is off. Responses: one action, optionally after `# ...` comment
+lines. Demonstrations copy the target element first, exactly as the page shows it
+(`# Element: [Blue Mug](12)`): a forward copy that ends on the id, the cleanest
+grounding signal for a small model, before it writes the action.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from webrl.agent.view import compact_page, element_ref
 from webrl.env.actions import ELEMENT_ACTIONS, parse_action
 
 DEFAULT_SYSTEM = (
@@ -53,8 +56,17 @@ class PromptConfig:
     element_comment: bool = field(
         default=True, metadata={"help": 'demonstrations write "# Element: <label>" before element actions'}
     )
+    max_rounds: int = field(
+        default=0, metadata={"help": "keep at most this many past rounds (0 = all that fit the token budget)"}
+    )
+    compact: bool = field(
+        default=True,
+        metadata={"help": "show pages in the compact label-first view of agent/view.py ([label](id))"},
+    )
 
     def __post_init__(self):
+        if self.max_rounds < 0:
+            raise ValueError(f"PromptConfig.max_rounds must be >= 0 (0 = all), got {self.max_rounds}")
         if self.max_prompt_tokens < 64:
             raise ValueError(f"PromptConfig.max_prompt_tokens must be >= 64, got {self.max_prompt_tokens}")
 
@@ -80,7 +92,7 @@ def build_messages(
         msgs.append({"role": "user", "content": head + placeholder(page, cfg)})
         msgs.append({"role": "assistant", "content": response})
         head = ""
-    msgs.append({"role": "user", "content": head + obs})
+    msgs.append({"role": "user", "content": head + (compact_page(obs) if cfg.compact else obs)})
     return msgs
 
 
@@ -124,7 +136,7 @@ def count_tokens(tokenizer, text: str) -> int:
 
 def build_prompt(tokenizer, intent: str, history: list[tuple[str, str]], obs: str, cfg: PromptConfig) -> str:
     """The prompt for one step, truncated to `cfg.max_prompt_tokens` (see module docstring)."""
-    start = 0
+    start = max(0, len(history) - cfg.max_rounds) if cfg.max_rounds else 0
     while True:
         text = render(tokenizer, build_messages(intent, history[start:], obs, cfg, start), cfg)
         n = count_tokens(tokenizer, text)
@@ -133,6 +145,9 @@ def build_prompt(tokenizer, intent: str, history: list[tuple[str, str]], obs: st
         start += 1
     if n <= cfg.max_prompt_tokens:
         return text
+    if cfg.compact:
+        obs = compact_page(obs)
+        cfg = replace(cfg, compact=False)  # already rewritten: the cut below works on the view
     ids = tokenizer(obs, add_special_tokens=False)["input_ids"]
     mark = "\n[page cut]"
     keep = max(0, len(ids) - (n - cfg.max_prompt_tokens) - count_tokens(tokenizer, mark) - 2)
@@ -184,7 +199,7 @@ def annotate(response: str, info: dict, cfg: PromptConfig) -> str:
         return response
     for el in info.get("elements", []):
         if el["id"] == parsed.action.element:
-            return f"# Element: {element_label(el)}\n{response}"
+            return f"# Element: {element_ref(el) if cfg.compact else element_label(el)}\n{response}"
     return response
 
 

@@ -19,9 +19,11 @@ def attach_lora(model, spec: LoraSpec, name: str = "default"):
     """Wrap `model` in a PeftModel with a fresh adapter `name` (or add it to an existing PeftModel)."""
     from peft import LoraConfig, PeftModel, get_peft_model
 
+    n_layers = model.config.num_hidden_layers
+    layers = list(range(max(0, n_layers - spec.top_layers), n_layers)) if spec.top_layers else None
     lc = LoraConfig(
         r=spec.r, lora_alpha=spec.alpha, lora_dropout=spec.dropout,
-        target_modules=list(spec.targets), task_type="CAUSAL_LM",
+        target_modules=list(spec.targets), task_type="CAUSAL_LM", layers_to_transform=layers,
     )  # fmt: skip
     if isinstance(model, PeftModel):
         model.add_adapter(name, lc)

@@ -35,7 +35,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.local_policy import pack_right
-from webrl.agent.prompt import PromptConfig, save_prompt_config
+from webrl.agent.prompt import PromptConfig
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
 from webrl.models.scoring import selected_logprobs
@@ -96,7 +96,9 @@ class SFTConfig:
 SFT_PRESETS: dict[str, SFTConfig] = {
     "cpu-tiny": SFTConfig(lr=3e-3, max_steps=4, max_batch_tokens=4096, max_seq_tokens=4096,
                           log_every=1, warmup_steps=1, prompt=PromptConfig(max_prompt_tokens=3000)),
-    "cpu": SFTConfig(lr=1e-3, epochs=1.0, minutes=30.0),
+    "cpu": SFTConfig(lr=1e-3, epochs=1.0, minutes=30.0,
+                     prompt=PromptConfig(max_prompt_tokens=1024, max_rounds=6, system=None,
+                                         use_chat_template=False)),
     "gpu": SFTConfig(lr=2e-5, epochs=2.0, max_batch_tokens=32768, max_seq_tokens=4096,
                      prompt=PromptConfig(max_prompt_tokens=3500)),
 }  # fmt: skip
@@ -152,8 +154,6 @@ def sft_loss(model, input_ids, attention_mask, labels, full_forward: bool = Fals
 
 def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress: bool = True) -> dict:
     """Run (or resume) SFT into `out`; returns the final metrics line."""
-    from accelerate import Accelerator
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     saved = out / "sft_config.json"
@@ -170,9 +170,24 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
     examples = make_examples(demos, tok, cfg.prompt, cfg.max_seq_tokens)
     if not examples:
         raise ValueError("no training examples: every demonstration is longer than max_seq_tokens")
-    pad_id = tok.pad_token_id
+    print(f"sft: {len(demos)} demonstrations, {len(examples)} examples")
+    extra = {"sft_config.json": cfg.to_json(), "prompt_config.json": asdict(cfg.prompt)}
+    return fit(examples, cfg, model, tok, model_cfg, out, "sft", extra, progress)
 
-    # 3. optimizer, resume
+
+def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
+        extra_files: dict[str, dict], progress: bool = True) -> dict:
+    """The training loop shared by SFT, the ORM and the critic: loss = mean NLL of the tokens
+    after each example's prompt, length-bucketed batches, AdamW, warmup + cosine (over steps or
+    `cfg.minutes`), `accelerate`, checkpoints every `cfg.save_minutes` with the optimizer state
+    (resumed from the latest `ckpt-*`), `final/` at the end, `metrics.jsonl` with `losses/<name>`.
+
+    `cfg` is any config with SFTConfig's training fields (lr ... seed); `extra_files` are JSON
+    files written into every checkpoint (the settings a checkpoint needs to be used alone).
+    """
+    from accelerate import Accelerator
+
+    pad_id = tok.pad_token_id
     accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="bf16" if model_cfg.autocast_bf16 else "no")
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -188,13 +203,15 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
     model.train()
     per_epoch = len(length_batches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed))
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
-    print(f"sft: {len(demos)} demonstrations, {len(examples)} examples, {per_epoch} batches/epoch, "
-          f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
+    print(f"{name}: {len(examples)} examples, {per_epoch} batches/epoch, {total} steps planned"
+          + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
           + (f"; resuming at step {step}" if step else ""))  # fmt: skip
 
-    # 4. the loop
+    def save(path: Path) -> None:
+        _checkpoint(accelerator, model, tok, model_cfg, extra_files, opt, path, step, elapsed, wall, name)
+
     metrics_path = out / "metrics.jsonl"
-    bar = tqdm(total=total, initial=step, desc="sft", unit="step", disable=not progress)
+    bar = tqdm(total=total, initial=step, desc=name, unit="step", disable=not progress)
     window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
     last_save = time.perf_counter()
     line: dict = {}
@@ -231,32 +248,33 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
         bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
         if step % cfg.log_every == 0 or step == total:
             line = {"step": step, "epoch": round(step / per_epoch, 3), "elapsed_s": round(elapsed, 1),
-                    "wall_s": round(wall, 1), "losses/sft": round(window["loss"] / window["n"], 4), "charts/lr": lr,
-                    "charts/tokens_s": round(window["tokens"] / window["seconds"], 1),
+                    "wall_s": round(wall, 1), f"losses/{name}": round(window["loss"] / window["n"], 4),
+                    "charts/lr": lr, "charts/tokens_s": round(window["tokens"] / window["seconds"], 1),
                     "charts/padding": round(window["tokens"] / window["padded"], 3)}  # fmt: skip
             if accelerator.is_main_process:
                 with metrics_path.open("a") as f:
                     f.write(json.dumps(line) + "\n")
             window = dict.fromkeys(window, 0) | {"loss": 0.0, "seconds": 0.0}
         if time.perf_counter() - last_save >= cfg.save_minutes * 60:
-            _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, out / f"ckpt-{step}", step, elapsed, wall)
+            save(out / f"ckpt-{step}")
             last_save = time.perf_counter()
     bar.close()
     final = out / "final"
-    _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, out / f"ckpt-{step}", step, elapsed, wall)
+    save(out / f"ckpt-{step}")
     if accelerator.is_main_process:
         shutil.rmtree(final, ignore_errors=True)
         shutil.copytree(out / f"ckpt-{step}", final, ignore=shutil.ignore_patterns("trainer_state.pt"))
     return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
 
 
-def _checkpoint(accelerator, model, tok, model_cfg, cfg, opt, path: Path, step: int, elapsed: float, wall: float) -> None:
+def _checkpoint(accelerator, model, tok, model_cfg, extra_files: dict[str, dict], opt, path: Path, step: int,
+                elapsed: float, wall: float, name: str) -> None:
     accelerator.wait_for_everyone()
     if not accelerator.is_main_process:
         return
-    save_checkpoint(accelerator.unwrap_model(model), tok, model_cfg, path, extra={"sft_step": step})
-    (path / "sft_config.json").write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
-    save_prompt_config(cfg.prompt, path)
+    save_checkpoint(accelerator.unwrap_model(model), tok, model_cfg, path, extra={f"{name}_step": step})
+    for fname, data in extra_files.items():
+        (path / fname).write_text(json.dumps(data, indent=1) + "\n")
     tmp = path / "trainer_state.tmp"
     torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
                 "torch_rng": torch.get_rng_state()}, tmp)  # fmt: skip
