@@ -59,7 +59,8 @@ class _Episode:
     steps: list[dict] = field(default_factory=list)
 
 
-def _record(ep: _Episode, reward: float, terminated: bool, truncated: bool, answer, agent_error=None, backend_error=None) -> dict:
+def _record(ep: _Episode, reward: float, terminated: bool, truncated: bool, answer, agent_error=None,
+            backend_error=None, keep_obs: bool = True) -> dict:
     t = ep.task
     return {
         "task_id": t.task_id, "family": t.family, "site": t.site, "intent": t.intent,
@@ -67,6 +68,7 @@ def _record(ep: _Episode, reward: float, terminated: bool, truncated: bool, answ
         "n_steps": len(ep.steps), "terminated": terminated, "truncated": truncated,
         "agent_error": agent_error, "backend_error": backend_error,
         "seconds": round(time.perf_counter() - ep.t0, 4), "steps": ep.steps,
+        "final_obs": ep.obs if keep_obs else None,
     }  # fmt: skip
 
 
@@ -81,7 +83,8 @@ def run_batched(
 ) -> list[dict]:
     """Run every task once with `len(envs)` episodes in flight; one `generate` call per round.
 
-    Records have the eval runner's fields plus `difficulty`, and per step
+    Records have the eval runner's fields plus `difficulty`, `final_obs` (the page after the
+    last step; None without keep_obs), and per step
     `logprob` (sum over the response's tokens), `tokens` and `prompt_tokens`.
     """
     todo = iter(tasks)
@@ -126,7 +129,7 @@ def run_batched(
             ep.obs = obs
             if terminated or truncated:
                 finish(_record(ep, reward, terminated, truncated, info.get("answer"),
-                               backend_error=info.get("backend_error")))  # fmt: skip
+                               backend_error=info.get("backend_error"), keep_obs=keep_obs))  # fmt: skip
                 free.append(ep.env)
             else:
                 still.append(ep)

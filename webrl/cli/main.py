@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
+from webrl.cli.orm_cmds import add_commands as add_orm_commands
 from webrl.tasks.schema import TaskError
 
 
@@ -222,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
     be.set_defaults(func=cmd_bench_env)
     add_commands(sub, bsub)  # sft, serve-model, bench model
+    add_orm_commands(sub)  # orm data|train|eval
 
     t = sub.add_parser("tasks", help="task splits and families")
     tsub = t.add_subparsers(dest="tasks_cmd", required=True)

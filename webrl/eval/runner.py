@@ -3,7 +3,8 @@
 Episode record (one JSON object per line of `episodes.jsonl`):
   task_id, family, site, intent, reward, success, steps (list of
   {obs, response, action, error, url}), answer, n_steps, terminated,
-  truncated, agent_error, backend_error, seconds. A step also has `screenshot`
+  truncated, agent_error, backend_error, seconds, final_obs (the page after the
+  last step, for the ORM). A step also has `screenshot`
   (a PNG path) when the backend saves them. `backend_error` marks an episode the
   browser spoiled (crash, hang): not the agent's failure; the runner retries it
   once and the summary leaves such episodes out of the success rates.
@@ -68,6 +69,7 @@ def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) ->
         "backend_error": backend_error,
         "seconds": round(time.perf_counter() - t0, 4),
         "steps": steps,
+        "final_obs": obs if keep_obs and backend_error is None else None,
     }
 
 

@@ -43,12 +43,9 @@ from webrl.rl.demos import Example, length_batches, load_jsonl, make_examples, s
 
 
 @dataclass(frozen=True)
-class SFTConfig:
-    """Supervised fine-tuning settings (saved as `sft_config.json` in the run and every checkpoint)."""
+class TrainConfig:
+    """The training loop's settings (`fit`), shared by SFT, the ORM and the critic."""
 
-    split: str = field(default="train", metadata={"help": "task split (or JSON file) whose oracle demos are the data"})
-    sites: str | None = field(default=None, metadata={"help": "comma-separated site filter"})
-    limit: int | None = field(default=None, metadata={"help": "use only the first N tasks"})
     lr: float = field(default=5e-4, metadata={"help": "peak learning rate (LoRA; use ~1e-5 for full fine-tunes)"})
     min_lr_ratio: float = field(default=0.1, metadata={"help": "final lr as a fraction of the peak"})
     warmup_steps: int = field(default=10, metadata={"help": "linear warmup steps"})
@@ -67,15 +64,14 @@ class SFTConfig:
     save_minutes: float = field(default=5.0, metadata={"help": "checkpoint at least this often"})
     log_every: int = field(default=5, metadata={"help": "optimizer steps per metrics line"})
     seed: int = field(default=0, metadata={"help": "data order and init seed"})
-    prompt: PromptConfig = field(default_factory=PromptConfig, metadata={"help": "prompt layout (agent/prompt.py)"})
 
     def __post_init__(self):
         if self.lr <= 0:
-            raise ValueError(f"SFTConfig.lr must be > 0, got {self.lr}")
+            raise ValueError(f"{type(self).__name__}.lr must be > 0, got {self.lr}")
         if self.epochs <= 0 and self.max_steps <= 0:
-            raise ValueError("SFTConfig needs epochs > 0 or max_steps > 0")
+            raise ValueError(f"{type(self).__name__} needs epochs > 0 or max_steps > 0")
         if self.clock not in ("wall", "cpu"):
-            raise ValueError(f'SFTConfig.clock must be "wall" or "cpu", got {self.clock!r}')
+            raise ValueError(f'{type(self).__name__}.clock must be "wall" or "cpu", got {self.clock!r}')
         if self.max_batch_tokens < self.max_seq_tokens:
             raise ValueError(
                 f"max_batch_tokens ({self.max_batch_tokens}) < max_seq_tokens ({self.max_seq_tokens}): "
@@ -84,6 +80,16 @@ class SFTConfig:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SFTConfig(TrainConfig):
+    """Supervised fine-tuning settings (saved as `sft_config.json` in the run and every checkpoint)."""
+
+    split: str = field(default="train", metadata={"help": "task split (or JSON file) whose oracle demos are the data"})
+    sites: str | None = field(default=None, metadata={"help": "comma-separated site filter"})
+    limit: int | None = field(default=None, metadata={"help": "use only the first N tasks"})
+    prompt: PromptConfig = field(default_factory=PromptConfig, metadata={"help": "prompt layout (agent/prompt.py)"})
 
     @classmethod
     def from_json(cls, d: dict) -> SFTConfig:

@@ -1,0 +1,167 @@
+"""The ORM: prompt and answer tokens, labelled data from real episodes, metrics worked out by
+hand, training + resume on cpu-tiny, batched local scoring, and the judge over a real server."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from webrl.agent.prompt import PromptConfig  # noqa: E402
+from webrl.cli.main import main  # noqa: E402
+from webrl.env.web_env import WebEnv  # noqa: E402
+from webrl.models.config import preset  # noqa: E402
+from webrl.orm.data import balance, dedupe, perturbations, scripted_trajectories, wrong_answer  # noqa: E402
+from webrl.orm.metrics import classification, reliability, report  # noqa: E402
+from webrl.orm.model import JudgeORM, LocalORM, rewards  # noqa: E402
+from webrl.orm.prompt import QUESTION, ORMPromptConfig, answer_token_ids, fold, orm_prompt  # noqa: E402
+from webrl.orm.train import ORM_PRESETS, train_orm  # noqa: E402
+from webrl.rl.demos import load_jsonl, save_jsonl  # noqa: E402
+from webrl.tasks.splits import load_split  # noqa: E402
+
+PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from webrl.models.build import build
+
+    return build(preset("cpu-tiny"))
+
+
+@pytest.fixture(scope="module")
+def trajs():
+    tasks = [t for t in load_split("train") if t.site == "shop"][:12]
+    env = WebEnv()
+    out = scripted_trajectories(tasks, env, PromptConfig(), progress=False)
+    env.close()
+    return out
+
+
+def test_prompt_layout_and_truncation_keep_task_and_question(tiny):
+    _, tok = tiny
+    cfg = ORMPromptConfig(max_prompt_tokens=100_000)
+    responses = ['# Element: [Blue Mug](3)\ndo(action="Click", element="3")', 'exit(message="$12.50")']
+    text = orm_prompt(tok, "What does the blue mug cost?", responses, PAGE, cfg)
+    assert text.startswith("Task: What does the blue mug cost?\n\nActions:\n1. # Element: [Blue Mug](3) | do(")
+    assert '2. exit(message="$12.50")' in text and "[Home](1)" in text and text.endswith(QUESTION)
+    many = [f'do(action="Click", element="{i}")' for i in range(40)]
+    big = PAGE + "\n" + "\n".join(f"- row {i}" for i in range(300))
+    n = len(tok(orm_prompt(tok, "t", many, big, cfg))["input_ids"])
+    cut = orm_prompt(tok, "t", many, big, ORMPromptConfig(max_prompt_tokens=n // 3, keep_actions=3))
+    assert len(tok(cut)["input_ids"]) <= n // 3
+    assert cut.startswith("Task: t") and cut.endswith(QUESTION) and "[page cut]" in cut
+    assert "40. do(" in cut and "38. do(" in cut and "earlier actions omitted]" in cut
+    assert fold("# a\n\n do(x) \n") == "# a | do(x)"
+
+
+def test_answer_tokens_are_distinct(tiny):
+    _, tok = tiny
+    yes, no = answer_token_ids(tok)
+    assert yes != no
+
+
+def test_wrong_answer_and_perturbations_hand_checked():
+    import random
+
+    rng = random.Random(0)
+    assert wrong_answer("", [], rng) is None
+    assert wrong_answer("red mug", [], rng) == "N/A"
+    assert wrong_answer("N/A", ["Home", "N/A"], rng) == "Home"
+    shifted = wrong_answer("$12.50", [], rng)
+    assert shifted != "$12.50" and len(shifted) == len("$12.50") and shifted.startswith("$")
+    acts = ['do(action="Search", argument="mug", element="2")', 'do(action="Click", element="9")', 'exit(message="$1")']
+    p = perturbations(acts, ["Home"], seed=1)
+    assert p["early"] == [acts[0], acts[2]]
+    assert p["detour"][0] == acts[0] and p["detour"][2] == acts[2] and p["detour"][1] != acts[1]
+    assert p["answer"][:2] == acts[:2] and p["answer"][2] != acts[2]
+    assert "answer" not in perturbations(acts, [], seed=1, answer_checked=False)
+
+
+def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
+    by = {}
+    for t in trajs:
+        by.setdefault(t["behaviour"], []).append(t)
+    assert all(t["label"] for t in by["oracle"]) and not any(t["label"] for t in by["wrong"])
+    assert not any(t["label"] for t in by["answer"])  # an answer the evaluator reads, changed
+    assert {"early", "detour"} <= set(by)
+    t = by["oracle"][0]
+    assert t["label_source"] == "evaluator" and t["final_obs"].startswith("URL: ")
+    assert any(r.startswith("# Element: [") for r in t["responses"])  # written like the actor's responses
+    assert dedupe(trajs + trajs) == dedupe(trajs)
+    bal = balance(trajs, seed=0)
+    assert sum(t["label"] for t in bal) * 2 == len(bal) > 0
+
+
+def test_metrics_hand_computed():
+    probs = [0.9, 0.8, 0.3, 0.6, 0.1, 0.2]
+    labels = [True, True, True, False, False, False]  # tp 2, fn 1, fp 1, tn 2
+    m = classification(probs, labels)
+    assert m["confusion"] == {"tp": 2, "fp": 1, "tn": 2, "fn": 1}
+    assert m["accuracy"] == pytest.approx(4 / 6, abs=1e-4)
+    assert m["precision"] == pytest.approx(2 / 3, abs=1e-4) and m["recall"] == pytest.approx(2 / 3, abs=1e-4)
+    assert m["f1"] == pytest.approx(2 / 3, abs=1e-4) and m["false_positive_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    rows = reliability([0.05, 0.15, 0.95, 1.0], [False, True, True, True], bins=10)
+    assert rows[0] == {"bin": "[0.0,0.1)", "n": 1, "mean_p": 0.05, "observed": 0.0}
+    assert rows[-2]["n"] == 2 and rows[-2]["observed"] == 1.0
+    assert rows[-1]["ece"] == pytest.approx((0.05 + 0.85 + 0.025 * 2) / 4, abs=1e-4)
+    rep = report(probs, [{"label": y, "site": "s", "behaviour": "b"} for y in labels])
+    assert rep["per_site"]["s"] == rep["overall"]
+    assert rewards([0.51, 0.5, 0.2]) == [1.0, 0.0, 0.0]
+
+
+def test_train_resume_and_batched_scoring(trajs, tmp_path):
+    data = tmp_path / "train.jsonl"
+    save_jsonl(balance(trajs, 0), data)
+    cfg = replace(ORM_PRESETS["cpu-tiny"], data=str(data), max_steps=2, save_minutes=0.0)
+    line = train_orm(cfg, preset("cpu-tiny"), tmp_path / "run", progress=False)
+    assert line["step"] == 2 and "losses/orm" in line
+    assert train_orm(cfg, preset("cpu-tiny"), tmp_path / "run", progress=False)["step"] == 2  # resumed: done
+    with pytest.raises(ValueError, match="different orm_config.json"):
+        train_orm(replace(cfg, lr=0.5), preset("cpu-tiny"), tmp_path / "run", progress=False)
+    orm = LocalORM.from_checkpoint(tmp_path / "run" / "final")
+    sample = trajs[:6]
+    together = orm.prob_success(sample)
+    alone = [orm.prob_success([t])[0] for t in sample]
+    assert all(0.0 <= p <= 1.0 for p in together)
+    assert together == pytest.approx(alone, abs=2e-3)  # batching (with padding) changes nothing
+
+
+def test_judge_over_a_real_openai_compatible_server(tiny, trajs):
+    from webrl.agent.local_policy import LocalPolicy
+    from webrl.agent.server import ModelServer, ServerLimits
+
+    model, tok = tiny
+    server = ModelServer(LocalPolicy(model, tok), "tiny", port=0, limits=ServerLimits(max_prompt_tokens=8000)).start()
+    try:
+        judge = JudgeORM(server.url, tokenizer=tok, prompt=ORMPromptConfig(max_prompt_tokens=3000))
+        probs = judge.prob_success(trajs[:4])
+    finally:
+        server.close()
+    assert len(probs) == 4 and all(0.0 <= p <= 1.0 for p in probs)
+    assert judge.unparsed == sum(p == 0.0 for p in probs)  # a from-scratch model rarely says yes/no
+
+
+def test_cli_data_train_eval(tmp_path, capsys):
+    train = tmp_path / "train.jsonl"
+    assert main(["orm", "data", "--split", "train", "--sites", "forum", "--limit", "6", "--out", str(train),
+                 "--no-progress"]) == 0  # fmt: skip
+    stats = json.loads(train.with_suffix(".stats.json").read_text())
+    assert stats["total"] == len(load_jsonl(train)) and stats["positive"] * 2 == stats["total"]
+    test = tmp_path / "test.jsonl"
+    assert main(["orm", "data", "--split", "test", "--sites", "forum", "--limit", "3", "--no-balance",
+                 "--out", str(test), "--no-progress"]) == 0  # fmt: skip
+    assert main(["orm", "train", "--data", str(test), "--out", str(tmp_path / "x"), "--preset", "cpu-tiny"]) == 2
+    assert "test-split task" in capsys.readouterr().err
+    run = tmp_path / "orm"
+    assert main(["orm", "train", "--data", str(train), "--out", str(run), "--preset", "cpu-tiny", "--max-steps", "1",
+                 "--no-progress"]) == 0  # fmt: skip
+    assert main(["orm", "eval", "--data", str(test), "--orm", str(run / "final"), "--out", str(tmp_path / "ev"),
+                 "--no-progress"]) == 0  # fmt: skip
+    rep = json.loads((tmp_path / "ev" / "orm_eval.json").read_text())
+    assert rep["overall"]["n"] == len(load_jsonl(test)) and rep["throughput"]["trajectories_per_s"] > 0
+    assert main(["orm", "data", "--behaviours", "policy", "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert main(["orm", "eval", "--data", str(test)]) == 2

@@ -1,0 +1,205 @@
+"""`webrl orm data|train|eval`: the outcome reward model's data, training and measurement."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from webrl.orm.data import SCRIPTED
+
+BEHAVIOURS = (*SCRIPTED, "policy")
+
+
+def _tasks(split: str, sites: str | None, limit: int | None):
+    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.splits import load_split
+
+    tasks = load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
+    if sites:
+        tasks = [t for t in tasks if t.site in set(sites.split(","))]
+    return tasks[:limit] if limit else tasks
+
+
+def cmd_orm_data(args: argparse.Namespace) -> int:
+    from webrl.agent.prompt import load_prompt_config
+    from webrl.env.web_env import WebEnv
+    from webrl.orm.data import balance, dedupe, scripted_trajectories, stats
+    from webrl.rl.demos import save_jsonl
+    from webrl.rl.sft import SFT_PRESETS
+
+    behaviours = [b.strip() for b in args.behaviours.split(",") if b.strip()]
+    bad = [b for b in behaviours if b not in BEHAVIOURS]
+    if bad:
+        print(f"error: unknown behaviour(s) {bad}; choose from {', '.join(BEHAVIOURS)}", file=sys.stderr)
+        return 2
+    if "policy" in behaviours and not args.policy:
+        print("error: behaviour 'policy' needs --policy CHECKPOINT|URL (e.g. runs/sft/final)", file=sys.stderr)
+        return 2
+    tasks = _tasks(args.split, args.sites, args.limit)
+    prompt = load_prompt_config(args.policy) if args.policy else SFT_PRESETS["cpu"].prompt
+    t0 = time.perf_counter()
+    env = WebEnv()
+    trajs = scripted_trajectories(tasks, env, prompt, [b for b in behaviours if b in SCRIPTED], args.seed,
+                                  progress=not args.no_progress)  # fmt: skip
+    env.close()
+    if "policy" in behaviours:
+        trajs += _policy_trajectories(args, tasks)
+    n_raw = len(trajs)
+    trajs = dedupe(trajs)
+    n_unique = len(trajs)
+    if args.balance:
+        trajs = balance(trajs, args.seed)
+    out = Path(args.out)
+    save_jsonl(trajs, out)
+    info = {"split": args.split, "tasks": len(tasks), "behaviours": behaviours, "raw": n_raw, "unique": n_unique,
+            "balanced": args.balance, "seconds": round(time.perf_counter() - t0, 1), **stats(trajs)}  # fmt: skip
+    out.with_suffix(".stats.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(json.dumps({k: info[k] for k in ("tasks", "raw", "unique", "total", "positive", "seconds")}))
+    print(f"wrote {out} and {out.with_suffix('.stats.json')}")
+    return 0
+
+
+def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
+    from webrl.agent.local_policy import SamplingParams
+    from webrl.cli.model_cmds import _policy
+    from webrl.eval.llm import run_eval_llm
+    from webrl.orm.data import from_episode
+
+    policy, prompt = _policy(args.policy, args)
+    out = []
+    for temp in (0.0, 1.0):
+        _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=temp), n_envs=args.envs,
+                                  progress=not args.no_progress)  # fmt: skip
+        out += [from_episode(r, f"policy_t{temp:g}") for r in records if not r.get("backend_error")]
+    return out
+
+
+def cmd_orm_train(args: argparse.Namespace) -> int:
+    import torch
+
+    from webrl.models.config import preset
+    from webrl.orm.train import ORM_PRESETS, train_orm
+    from webrl.rl.demos import load_jsonl
+    from webrl.tasks.splits import load_split
+
+    test_ids = {str(t.task_id) for t in load_split("test")}
+    leaked = {str(t["task_id"]) for t in load_jsonl(Path(args.data))} & test_ids if Path(args.data).is_file() else set()
+    if leaked:
+        print(f"error: {args.data} holds trajectories of {len(leaked)} test-split task(s) (e.g. {sorted(leaked)[0]}); "
+              "train the ORM on train-split data only", file=sys.stderr)  # fmt: skip
+        return 2
+    over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
+    model_cfg = preset(args.preset, **over)
+    if model_cfg.threads:
+        torch.set_num_threads(model_cfg.threads)
+    fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
+              "clock": args.clock, "seed": args.seed, "data": args.data}  # fmt: skip
+    cfg = replace(ORM_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
+    line = train_orm(cfg, model_cfg, args.out, progress=not args.no_progress)
+    print(json.dumps(line))
+    print(f"final checkpoint: {Path(args.out) / 'final'}")
+    return 0
+
+
+def cmd_orm_eval(args: argparse.Namespace) -> int:
+    from webrl.orm.metrics import format_report, report
+    from webrl.orm.model import JudgeORM, LocalORM
+    from webrl.orm.train import check_trajectories
+    from webrl.rl.demos import load_jsonl
+
+    if bool(args.orm) == bool(args.judge):
+        print("error: give exactly one of --orm CHECKPOINT or --judge URL", file=sys.stderr)
+        return 2
+    trajs = load_jsonl(Path(args.data))
+    check_trajectories(trajs, args.data)
+    if args.orm:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        scorer = LocalORM.from_checkpoint(args.orm)
+    else:
+        tok = None
+        if args.tokenizer:
+            from webrl.models.build import load_tokenizer
+
+            tok = load_tokenizer(args.tokenizer)
+        scorer = JudgeORM(args.judge, model=args.model, tokenizer=tok)
+    t0 = time.perf_counter()
+    probs = []
+    from tqdm import tqdm
+
+    for k in tqdm(range(0, len(trajs), args.batch), desc="judging", unit="batch", disable=args.no_progress):
+        probs += scorer.prob_success(trajs[k : k + args.batch])
+    seconds = time.perf_counter() - t0
+    rep = report(probs, trajs)
+    rep["throughput"] = {"trajectories": len(trajs), "seconds": round(seconds, 2),
+                         "trajectories_per_s": round(len(trajs) / seconds, 2)}  # fmt: skip
+    rep["scorer"] = args.orm or args.judge
+    print(format_report(rep))
+    print(json.dumps({"accuracy": rep["overall"]["accuracy"], "false_positive_rate": rep["overall"]["false_positive_rate"],
+                      **rep["throughput"]}))  # fmt: skip
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "orm_eval.json").write_text(json.dumps(rep, indent=1) + "\n")
+        with (out / "scores.jsonl").open("w") as f:
+            for t, p in zip(trajs, probs, strict=True):
+                f.write(json.dumps({"task_id": t["task_id"], "behaviour": t.get("behaviour"), "label": t["label"],
+                                    "p_success": round(p, 4)}) + "\n")  # fmt: skip
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Register `webrl orm data|train|eval`."""
+    o = sub.add_parser("orm", help="outcome reward model: build data, train, evaluate")
+    osub = o.add_subparsers(dest="orm_cmd", required=True)
+
+    d = osub.add_parser("data", help="labelled trajectories (evaluator labels) from scripted and policy behaviours")
+    d.add_argument("--out", required=True, help="output JSONL (a .stats.json is written next to it)")
+    d.add_argument("--split", default="train", help="train | test | FILE.json (test: for `orm eval` only)")
+    d.add_argument("--behaviours", default=",".join(SCRIPTED), help=f"comma list of {', '.join(BEHAVIOURS)}")
+    d.add_argument("--policy", default=None, help="checkpoint or URL for the 'policy' behaviour (T=0 and T=1)")
+    d.add_argument("--sites", default=None, help="comma-separated site filter")
+    d.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    d.add_argument("--balance", action=argparse.BooleanOptionalAction, default=True,
+                   help="equal successes and failures per site (default on)")  # fmt: skip
+    d.add_argument("--seed", type=int, default=0, help="perturbation seed")
+    d.add_argument("--envs", type=int, default=16, help="parallel envs for policy rollouts")
+    d.add_argument("--max-batch-tokens", type=int, default=16384, help="local policy: padded tokens per forward")
+    d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    d.add_argument("--model", default=None, help="URL policy: model id")
+    d.add_argument("--tokenizer", default=None, help="URL policy: local copy of the model for its tokenizer")
+    d.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    d.set_defaults(func=cmd_orm_data)
+
+    t = osub.add_parser("train", help="fine-tune the ORM on `orm data` output (rerun to resume)")
+    t.add_argument("--data", required=True, help="trajectories JSONL (train split only)")
+    t.add_argument("--out", required=True, help="run folder")
+    t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu (SmolLM2 + LoRA) | gpu")
+    t.add_argument("--base", default=None, help="another base model: a local HF directory or a hub id")
+    t.add_argument("--minutes", type=float, default=None, help="training time budget (preset: cpu 12)")
+    t.add_argument("--clock", default=None, help='"wall" or "cpu" (CPU seconds / threads) for --minutes')
+    t.add_argument("--max-steps", type=int, default=None, help="optimizer steps (default: from epochs)")
+    t.add_argument("--epochs", type=float, default=None, help="passes over the examples")
+    t.add_argument("--lr", type=float, default=None, help="peak learning rate")
+    t.add_argument("--seed", type=int, default=None, help="data order seed")
+    t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    t.set_defaults(func=cmd_orm_train)
+
+    e = osub.add_parser("eval", help="accuracy, precision, recall, F1, FPR, calibration per site")
+    e.add_argument("--data", required=True, help="held-out trajectories JSONL (e.g. `orm data --split test`)")
+    e.add_argument("--orm", default=None, help="ORM checkpoint (from `orm train`)")
+    e.add_argument("--judge", default=None, help="or an OpenAI-compatible endpoint as the judge, http://HOST:PORT/v1")
+    e.add_argument("--model", default=None, help="judge: model id (default: the first served)")
+    e.add_argument("--tokenizer", default=None, help="judge: local copy of the model for its tokenizer")
+    e.add_argument("--batch", type=int, default=64, help="trajectories per scoring call")
+    e.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    e.add_argument("--out", default=None, help="folder for orm_eval.json and scores.jsonl")
+    e.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    e.set_defaults(func=cmd_orm_eval)

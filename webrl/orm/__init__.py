@@ -1,0 +1,1 @@
+"""The outcome reward model: prompt, data, scorers, training, metrics."""

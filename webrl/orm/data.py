@@ -1,0 +1,203 @@
+"""Labelled trajectories for the ORM (`webrl orm data`).
+
+Behaviours (each a real episode through WebEnv, labelled by the task's
+ground-truth evaluator; label_source = "evaluator"):
+
+  oracle   the family's scripted solution
+  wrong    the family's plausible-wrong ending (wrong item, wrong field, ...)
+  early    the oracle's actions without its second-to-last one (stops a step early),
+           then its final action
+  answer   the oracle's actions with the final answer text changed (a number shifted,
+           an answer replaced by "N/A", an "N/A" replaced by text from the page); only for
+           tasks whose evaluator reads the answer (string_match)
+  detour   right page, wrong action: the oracle's second-to-last action replaced by a
+           click on a random element of that page, then the final action
+  policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
+
+A trajectory record: task_id, site, family, intent, behaviour, responses (the
+responses as the actor writes them: `# Element: ...` comments included), final_obs
+(the last page the agent saw), label (bool), label_source, reward.
+`dedupe` drops repeated (task, responses) pairs; `balance` downsamples the larger
+class per site so successes and failures are equally many.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import zlib
+from collections import defaultdict
+
+from tqdm import tqdm
+
+from webrl.agent.policies import OracleAgent
+from webrl.agent.prompt import PromptConfig, annotate
+from webrl.env.actions import Action, format_action, parse_action
+from webrl.env.web_env import WebEnv
+from webrl.tasks.schema import Task
+
+SCRIPTED = ("oracle", "wrong", "early", "answer", "detour")
+RANDOM_CLICK = "<random click>"
+
+
+class ReplayAgent:
+    """Plays a fixed list of actions; `RANDOM_CLICK` clicks a random visible element (seeded)."""
+
+    def __init__(self, actions: list[str], seed: int):
+        self.actions = actions
+        self.rng = random.Random(seed)
+        self.i = 0
+
+    def reset(self, task: Task) -> None:
+        self.i = 0
+
+    def act(self, obs: str, info: dict) -> str:
+        if self.i >= len(self.actions):
+            return format_action(Action("exit", argument=""))
+        a = self.actions[self.i]
+        self.i += 1
+        if a != RANDOM_CLICK:
+            return a
+        els = [e for e in info.get("elements", []) if e.get("visible")] or info.get("elements", [])
+        if not els:
+            return format_action(Action("Scroll Down"))
+        return format_action(Action("Click", self.rng.choice(els)["id"]))
+
+
+def _shift_number(m: re.Match, rng: random.Random) -> str:
+    s = m.group(0)
+    digits = [i for i, c in enumerate(s) if c.isdigit()]
+    i = rng.choice(digits)
+    d = (int(s[i]) + rng.randint(1, 9)) % 10
+    return s[:i] + str(d) + s[i + 1 :]
+
+
+def wrong_answer(message: str, page_texts: list[str], rng: random.Random) -> str | None:
+    """A plausible but different final answer (None when the task has no answer text)."""
+    if not message:
+        return None
+    if message.strip().upper() == "N/A":
+        texts = [t for t in page_texts if t and t != message]
+        return rng.choice(texts) if texts else "0"
+    if re.search(r"\d", message):
+        return re.sub(r"\d+(?:\.\d+)?", lambda m: _shift_number(m, rng), message, count=1)
+    return "N/A"
+
+
+def perturbations(
+    oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True
+) -> dict[str, list[str]]:
+    """The scripted mistakes built from the oracle's action list (see module docstring);
+    `answer` only when the task's evaluator reads the answer (`answer_checked`)."""
+    rng = random.Random(seed)
+    out: dict[str, list[str]] = {}
+    n = len(oracle_actions)
+    last = parse_action(oracle_actions[-1]).action if n else None
+    if n >= 2:
+        out["early"] = oracle_actions[: n - 2] + [oracle_actions[-1]]
+        out["detour"] = oracle_actions[: n - 2] + [RANDOM_CLICK, oracle_actions[-1]]
+    if answer_checked and last is not None and last.kind == "exit":
+        msg = wrong_answer(last.argument or "", page_texts, rng)
+        if msg is not None:
+            out["answer"] = oracle_actions[:-1] + [format_action(Action("exit", argument=msg))]
+    return out
+
+
+def run_scripted(env: WebEnv, task: Task, agent, prompt: PromptConfig, behaviour: str) -> dict:
+    """One episode of a scripted agent as an ORM trajectory record."""
+    obs, info = env.reset(options={"task": task})
+    agent.reset(task)
+    responses, actions, reward, texts = [], [], 0.0, []
+    for _ in range(env.config.max_steps):
+        action = agent.act(obs, info)
+        actions.append(action)
+        responses.append(annotate(action, info, prompt))
+        texts = [e["text"] for e in info.get("elements", []) if e.get("text")]
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    rec = trajectory(task, behaviour, responses, obs, reward)
+    rec["_actions"], rec["_texts"] = actions, texts
+    return rec
+
+
+def trajectory(task: Task, behaviour: str, responses: list[str], final_obs: str, reward: float) -> dict:
+    return {
+        "task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
+        "behaviour": behaviour, "responses": responses, "final_obs": final_obs,
+        "label": reward >= 1.0, "label_source": "evaluator", "reward": reward,
+    }  # fmt: skip
+
+
+def from_episode(rec: dict, behaviour: str) -> dict:
+    """An ORM trajectory from an eval/rollout episode record (needs its steps and final_obs)."""
+    return {
+        "task_id": rec["task_id"], "site": rec["site"], "family": rec["family"], "intent": rec["intent"],
+        "behaviour": behaviour, "responses": [s["response"] for s in rec["steps"]],
+        "final_obs": rec.get("final_obs") or (rec["steps"][-1]["obs"] if rec["steps"] else ""),
+        "label": rec["reward"] >= 1.0, "label_source": "evaluator", "reward": rec["reward"],
+    }  # fmt: skip
+
+
+def scripted_trajectories(
+    tasks: list[Task], env: WebEnv, prompt: PromptConfig, behaviours=SCRIPTED, seed: int = 0, progress: bool = True
+) -> list[dict]:
+    """Every scripted behaviour on every task."""
+    out = []
+    for task in tqdm(tasks, desc="orm data (scripted)", unit="task", disable=not progress, leave=False):
+        oracle = run_scripted(env, task, OracleAgent(), prompt, "oracle")
+        if "wrong" in behaviours:
+            out.append(_public(run_scripted(env, task, OracleAgent(wrong=True), prompt, "wrong")))
+        checked = "string_match" in task.eval.get("eval_types", [])
+        mistakes = perturbations(oracle["_actions"], oracle["_texts"], _seed(seed, task.task_id), checked)
+        for name, actions in mistakes.items():
+            if name in behaviours:
+                agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name))
+                out.append(_public(run_scripted(env, task, agent, prompt, name)))
+        if "oracle" in behaviours:
+            out.append(_public(oracle))
+    return out
+
+
+def _seed(*parts) -> int:
+    return zlib.crc32(repr(parts).encode())
+
+
+def _public(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if not k.startswith("_")}
+
+
+def dedupe(trajs: list[dict]) -> list[dict]:
+    """First occurrence of each (task, responses, final page)."""
+    seen, out = set(), []
+    for t in trajs:
+        key = (t["task_id"], tuple(t["responses"]), t["final_obs"])
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
+
+
+def balance(trajs: list[dict], seed: int = 0) -> list[dict]:
+    """Per site, downsample the larger class to the size of the smaller (order kept)."""
+    rng = random.Random(seed)
+    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    for i, t in enumerate(trajs):
+        groups[(t["site"], bool(t["label"]))].append(i)
+    keep: set[int] = set()
+    for site in {s for s, _ in groups}:
+        pos, neg = groups[(site, True)], groups[(site, False)]
+        n = min(len(pos), len(neg))
+        keep |= set(rng.sample(pos, n)) | set(rng.sample(neg, n))
+    return [t for i, t in enumerate(trajs) if i in keep]
+
+
+def stats(trajs: list[dict]) -> dict:
+    """Counts per site and per behaviour, successes and failures."""
+    out: dict = {"total": len(trajs), "positive": sum(bool(t["label"]) for t in trajs)}
+    for key in ("site", "behaviour"):
+        table: dict = defaultdict(lambda: [0, 0])
+        for t in trajs:
+            table[t[key]][0 if t["label"] else 1] += 1
+        out[f"by_{key}"] = {k: {"success": v[0], "failure": v[1]} for k, v in sorted(table.items())}
+    return out

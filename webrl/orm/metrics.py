@@ -1,0 +1,73 @@
+"""Classification metrics of an ORM against ground-truth labels (pure functions).
+
+A "positive" is a predicted success (P > 0.5). False positives are reported on
+their own: they are the errors that teach the agent wrong behaviour.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+
+def confusion(probs: list[float], labels: list[bool]) -> dict[str, int]:
+    c = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
+    for p, y in zip(probs, labels, strict=True):
+        pred = p > 0.5
+        c[("t" if pred == bool(y) else "f") + ("p" if pred else "n")] += 1
+    return c
+
+
+def _div(a: float, b: float) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def classification(probs: list[float], labels: list[bool]) -> dict:
+    """n, accuracy, precision, recall, f1, false_positive_rate (FP / actual failures), confusion."""
+    c = confusion(probs, labels)
+    prec = _div(c["tp"], c["tp"] + c["fp"])
+    rec = _div(c["tp"], c["tp"] + c["fn"])
+    f1 = _div(2 * prec * rec, prec + rec) if prec is not None and rec is not None else None
+    return {
+        "n": len(labels), "accuracy": _div(c["tp"] + c["tn"], len(labels)), "precision": prec, "recall": rec,
+        "f1": f1, "false_positive_rate": _div(c["fp"], c["fp"] + c["tn"]), "confusion": c,
+    }  # fmt: skip
+
+
+def reliability(probs: list[float], labels: list[bool], bins: int = 10) -> list[dict]:
+    """Calibration table: per P-bin, count, mean predicted P and observed success rate; plus ECE
+    as the count-weighted mean |mean P - observed| (in the last row's `ece`)."""
+    rows = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        idx = [i for i, p in enumerate(probs) if lo <= p < hi or (b == bins - 1 and p == 1.0)]
+        if idx:
+            mean_p = sum(probs[i] for i in idx) / len(idx)
+            obs = sum(bool(labels[i]) for i in idx) / len(idx)
+            rows.append({"bin": f"[{lo:.1f},{hi:.1f})", "n": len(idx), "mean_p": round(mean_p, 4), "observed": round(obs, 4)})
+    ece = sum(r["n"] * abs(r["mean_p"] - r["observed"]) for r in rows) / max(1, len(probs))
+    return rows + [{"ece": round(ece, 4)}]
+
+
+def report(probs: list[float], trajs: list[dict]) -> dict:
+    """Overall and per-site (and per-behaviour) metrics plus the reliability table."""
+    labels = [bool(t["label"]) for t in trajs]
+    out = {"overall": classification(probs, labels), "reliability": reliability(probs, labels)}
+    for key in ("site", "behaviour"):
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(trajs):
+            groups[t.get(key, "?")].append(i)
+        out[f"per_{key}"] = {
+            k: classification([probs[i] for i in idx], [labels[i] for i in idx]) for k, idx in sorted(groups.items())
+        }
+    return out
+
+
+def format_report(rep: dict) -> str:
+    def row(name: str, m: dict) -> str:
+        f = lambda v: "  -  " if v is None else f"{v:.3f}"  # noqa: E731
+        return f"{name:<14}{m['n']:>6}  {f(m['accuracy'])}  {f(m['precision'])}  {f(m['recall'])}  {f(m['f1'])}  {f(m['false_positive_rate'])}"
+
+    lines = [f"{'':<14}{'n':>6}  acc    prec   rec    f1     fpr", row("overall", rep["overall"])]
+    lines += [row(k, m) for k, m in rep["per_site"].items()]
+    lines += [""] + [row(k, m) for k, m in rep["per_behaviour"].items()]
+    return "\n".join(lines)
