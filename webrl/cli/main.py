@@ -9,6 +9,7 @@ from pathlib import Path
 
 from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
 from webrl.cli.orm_cmds import add_commands as add_orm_commands
+from webrl.cli.train_cmds import add_commands as add_train_commands
 from webrl.tasks.schema import TaskError
 
 
@@ -224,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.set_defaults(func=cmd_bench_env)
     add_commands(sub, bsub)  # sft, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval
+    add_train_commands(sub)  # train
 
     t = sub.add_parser("tasks", help="task splits and families")
     tsub = t.add_subparsers(dest="tasks_cmd", required=True)

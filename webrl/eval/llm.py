@@ -35,8 +35,10 @@ def run_eval_llm(
     progress: bool = True,
     keep_obs: bool = True,
     extra_config: dict | None = None,
+    on_record=None,
 ) -> tuple[dict, list[dict]]:
-    """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`."""
+    """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`
+    (episodes are appended as they finish; `on_record(rec)` is called after each is written)."""
     prompt = prompt or PromptConfig()
     sampling = sampling or SamplingParams()
     env_config = env_config or EnvConfig()
@@ -63,6 +65,8 @@ def run_eval_llm(
             with path.open("a") as f:
                 f.write(json.dumps(rec) + "\n")
         bar.update(1)
+        if on_record is not None:
+            on_record(rec)
         bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
 
     try:

@@ -182,7 +182,7 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
 
 
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
-        extra_files: dict[str, dict], progress: bool = True) -> dict:
+        extra_files: dict[str, dict], progress: bool = True, loss_fn=None, on_checkpoint=None) -> dict:
     """The training loop shared by SFT, the ORM and the critic: loss = mean NLL of the tokens
     after each example's prompt, length-bucketed batches, AdamW, warmup + cosine (over steps or
     `cfg.minutes`), `accelerate`, checkpoints every `cfg.save_minutes` with the optimizer state
@@ -190,9 +190,13 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
 
     `cfg` is any config with SFTConfig's training fields (lr ... seed); `extra_files` are JSON
     files written into every checkpoint (the settings a checkpoint needs to be used alone).
+    `loss_fn(model, batch_examples, input_ids, mask, labels, full_forward) -> (loss, info)`
+    replaces the NLL (the RL actor update); `info` values are averaged into the metrics lines.
+    `on_checkpoint(step)` is called after each periodic checkpoint is on disk.
     """
     from accelerate import Accelerator
 
+    out.mkdir(parents=True, exist_ok=True)
     pad_id = tok.pad_token_id
     accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="bf16" if model_cfg.autocast_bf16 else "no")
     params = [p for p in model.parameters() if p.requires_grad]
@@ -234,8 +238,12 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         lr = lr_at(cfg, step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
+        full = accelerator.num_processes > 1
         with accelerator.autocast():
-            loss, n_tok = sft_loss(model, input_ids, mask, labels, full_forward=accelerator.num_processes > 1)
+            if loss_fn is None:
+                loss, info = sft_loss(model, input_ids, mask, labels, full_forward=full)[0], {}
+            else:
+                loss, info = loss_fn(model, [examples[i] for i in batch_ids], input_ids, mask, labels, full)
         accelerator.backward(loss)
         if cfg.grad_clip:
             accelerator.clip_grad_norm_(params, cfg.grad_clip)
@@ -250,20 +258,26 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         window["tokens"] += int(mask.sum())
         window["padded"] += mask.numel()
         window["seconds"] += dt
+        for k, v in info.items():
+            window.setdefault(k, 0.0)
+            window[k] += v
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
         if step % cfg.log_every == 0 or step == total:
             line = {"step": step, "epoch": round(step / per_epoch, 3), "elapsed_s": round(elapsed, 1),
                     "wall_s": round(wall, 1), f"losses/{name}": round(window["loss"] / window["n"], 4),
                     "charts/lr": lr, "charts/tokens_s": round(window["tokens"] / window["seconds"], 1),
-                    "charts/padding": round(window["tokens"] / window["padded"], 3)}  # fmt: skip
+                    "charts/padding": round(window["tokens"] / window["padded"], 3),
+                    **{k: round(v / window["n"], 5) for k, v in window.items() if "/" in k}}  # fmt: skip
             if accelerator.is_main_process:
                 with metrics_path.open("a") as f:
                     f.write(json.dumps(line) + "\n")
-            window = dict.fromkeys(window, 0) | {"loss": 0.0, "seconds": 0.0}
-        if time.perf_counter() - last_save >= cfg.save_minutes * 60:
+            window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
+        if time.perf_counter() - last_save >= cfg.save_minutes * 60 and step < total:
             save(out / f"ckpt-{step}")
             last_save = time.perf_counter()
+            if on_checkpoint is not None:
+                on_checkpoint(step)
     bar.close()
     final = out / "final"
     save(out / f"ckpt-{step}")

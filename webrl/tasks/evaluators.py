@@ -171,8 +171,11 @@ def evaluate(
     task: Task, answer: str | None, final_url: str, fetch: Callable[[str], str], base_url: str
 ) -> float:
     """Score an ended episode in [0, 1] (1 = success). `fetch(url)` returns a page's
-    HTML in the episode's own state."""
+    HTML in the episode's own state. A task of eval type "orm" (an LLM-generated
+    curriculum task) has no ground truth: it scores 0 here and the ORM judges it."""
     ev = task.eval
+    if "orm" in ev["eval_types"]:
+        return 0.0
     score = 1.0
     for kind in ev["eval_types"]:
         if kind == "string_match":

@@ -1,0 +1,77 @@
+"""`webrl train`: the WebRL phase loop (rl/loop.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+
+    run = Path(args.run)
+    saved = run / "train_config.json"
+    if saved.exists():
+        if not args.resume:
+            print(f"error: {run} already holds a run; pass --resume to continue it (or pick a new --run)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        cfg = LoopConfig.from_json(json.loads(saved.read_text()))
+    else:
+        if args.preset not in LOOP_PRESETS:
+            print(f"error: unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}", file=sys.stderr)
+            return 2
+        fields = dict(LOOP_PRESETS[args.preset])
+        given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
+                 "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
+                 "beta": args.beta, "generator": args.generator, "eval_subset": args.eval_subset,
+                 "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs}  # fmt: skip
+        fields.update({k: v for k, v in given.items() if v is not None})
+        if args.no_kl:
+            fields["actor_loss"] = "sft"
+        for flag, key in (("no_replay", "replay"), ("no_curriculum", "curriculum"), ("no_ppl_filter", "ppl_filter"),
+                          ("no_final_eval", "final_eval")):  # fmt: skip
+            if getattr(args, flag):
+                fields[key] = False
+        try:
+            cfg = LoopConfig(**fields)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    line = train(cfg, run, progress=not args.no_progress)
+    print(json.dumps(line))
+    return 0
+
+
+def add_commands(sub) -> None:
+    t = sub.add_parser("train", help="the WebRL phase loop: curriculum, rollouts, ORM, critic, actor, eval")
+    t.add_argument("--run", required=True, help="run folder (everything the run makes goes here)")
+    t.add_argument("--resume", action="store_true", help="continue the run in --run from its last finished stage")
+    t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (sizes of phases and evals)")
+    t.add_argument("--init", default=None, help="starting actor checkpoint (e.g. runs/sft/final)")
+    t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/final)")
+    t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
+    t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3)")
+    t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
+    t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
+    t.add_argument("--actor-loss", default=None, help="eq6 (default) | released | sft")
+    t.add_argument("--beta", type=float, default=None, help="β of eq. 6")
+    t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")
+    t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")
+    t.add_argument("--no-curriculum", action="store_true", help="ablation: train-split tasks only")
+    t.add_argument("--no-ppl-filter", action="store_true", help="ablation: replay without the perplexity window")
+    t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")
+    t.add_argument("--eval-split", default=None, help="split of the evals (default test)")
+    t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
+    t.add_argument("--no-final-eval", action="store_true", help="skip the whole-split eval of the final actor")
+    t.add_argument("--envs", type=int, default=None, help="parallel envs")
+    t.add_argument("--seed", type=int, default=None, help="seed")
+    t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    t.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    t.set_defaults(func=cmd_train)

@@ -1,0 +1,60 @@
+"""The actor update: training examples carrying their advantage and π_ref log-prob,
+and the loss functions `fit` (rl/sft.py) calls on each batch.
+
+  eq6       (default) L = mean((β·(log π_θ(a|s,I) − log π_ref(a|s,I)) − A)²)   (paper eq. 6)
+  released  the authors' released-code variant (rl/losses.py:released_actor_loss)
+  sft       plain NLL of the actions (the `--no-kl` ablation: SFT on the buffer)
+
+log π sums over the action's tokens (the response and its end token).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from webrl.models.scoring import IGNORE, selected_logprobs
+from webrl.rl.demos import Example
+from webrl.rl.losses import actor_loss, released_actor_loss
+
+ACTOR_LOSSES = ("eq6", "released", "sft")
+
+
+@dataclass(frozen=True)
+class RLExample(Example):
+    """A step of a trajectory: prompt + action ids, and what the losses need about it."""
+
+    advantage: float = 0.0  # eq. 9
+    ref_logp: float = 0.0  # summed action log-prob under π_ref
+    value: float = 0.0  # V(s_t)
+    next_value: float = 0.0  # V(s_{t+1}) (0 after the last step)
+    reward: float = 0.0  # r_t (the final reward on the last step, else 0)
+    mc_return: float = 0.0  # γ^{T-1-t} r_T
+
+
+def row_logprobs(model, input_ids, mask, labels, full_forward: bool) -> torch.Tensor:
+    """(B,) summed log-probs of each row's labelled tokens."""
+    flat = selected_logprobs(model, input_ids, mask, labels, full_forward)
+    counts = (labels[:, 1:] != IGNORE).sum(dim=1).tolist()
+    return torch.stack([part.sum() for part in torch.split(flat, counts)])
+
+
+def make_loss_fn(kind: str, beta: float):
+    """A `fit` loss function for the actor loss `kind` (see module docstring)."""
+    if kind not in ACTOR_LOSSES:
+        raise ValueError(f"unknown actor loss {kind!r}; choose one of {', '.join(ACTOR_LOSSES)}")
+
+    def loss_fn(model, batch: list[RLExample], input_ids, mask, labels, full_forward: bool):
+        logp = row_logprobs(model, input_ids, mask, labels, full_forward)
+        f = lambda name: torch.tensor([getattr(e, name) for e in batch], dtype=torch.float32)  # noqa: E731
+        if kind == "sft":
+            n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
+            loss = -(logp / n).mean()
+            return loss, {"actor/loss": loss.item(), "actor/kl": (logp.detach() - f("ref_logp")).mean().item()}
+        if kind == "eq6":
+            return actor_loss(logp, f("ref_logp"), f("advantage"), beta)
+        n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
+        return released_actor_loss(logp, f("ref_logp"), n, f("value"), f("next_value"), f("reward"), f("mc_return"))
+
+    return loss_fn

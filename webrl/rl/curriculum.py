@@ -1,0 +1,133 @@
+"""The self-evolving curriculum: new tasks "in breadth" from the phase's failures,
+then a feasibility filter and the critic filter (rl/curriculum_filter.py).
+
+Offline generator (the embedded default), per failed seed task, round-robin:
+  - same family, new entities: the seed's family instantiated with a fresh seed
+    (slot values from the training half only, so no test-split task can appear);
+  - sibling family: another family of the same site(s) and kind (info / nav /
+    state / multi / infeasible) with fresh entities.
+Generated tasks carry their family's evaluator (used only with `--reward oracle`
+and for diagnostics); rewards come from the ORM by default. Tasks whose intent is
+in the test split, or already generated, are never emitted.
+
+LLM generator: any OpenAI-compatible endpoint gets the seed instructions and a
+prompt written for this project (below), and returns new instructions one per
+line; they keep the seed's site and start page, carry no evaluator (the ORM
+scores them), and pass the feasibility filter first.
+
+Feasibility filter (LLM tasks; offline tasks are feasible by construction): a
+task is dropped when it quotes a phrase ("..." or a #number) that appears nowhere
+in its site's database, or is empty / overlong / not a request.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+from collections import defaultdict
+
+from webrl.tasks.family import InfeasibleSlots, SeedDB
+from webrl.tasks.registry import families
+from webrl.tasks.schema import Task
+
+LLM_PROMPT = """You write tasks for a web agent that uses the site "{site}".
+Here are tasks it failed:
+{seeds}
+Write {n} new tasks of the same kinds for the same site: keep the skills, change
+the products, people, places or numbers, and keep each task answerable from the
+site. One task per line, no numbering, no explanations.
+Tasks:
+"""
+
+
+def offline_generate(
+    seeds: list[Task], db: SeedDB, n: int, seed: int, exclude: set[str], sibling_share: float = 0.5, prefix: str = "c"
+) -> list[tuple[Task, dict]]:
+    """Up to `n` new tasks with provenance {"seed_task", "how"} (see module docstring)."""
+    fams = families()
+    by_kind: dict[tuple, list[str]] = defaultdict(list)
+    for f in fams.values():
+        by_kind[(tuple(f.sites), f.kind)].append(f.name)
+    rng = random.Random(seed)
+    seeds = [s for s in seeds if s.family in fams]
+    out: list[tuple[Task, dict]] = []
+    seen = set(exclude)
+    misses = 0
+    while seeds and len(out) < n and misses < 20 * n:
+        s = seeds[len(out) % len(seeds)] if misses == 0 else rng.choice(seeds)
+        fam = fams[s.family]
+        how = "same-family"
+        siblings = [x for x in by_kind[(tuple(fam.sites), fam.kind)] if x != fam.name]
+        if siblings and rng.random() < sibling_share:
+            fam, how = fams[rng.choice(siblings)], "sibling"
+        try:
+            task = fam.make(db, rng.randrange(10**9), "train", task_id=f"{prefix}{len(out)}")
+        except InfeasibleSlots:
+            misses += 1
+            continue
+        if task.intent in seen:
+            misses += 1
+            continue
+        seen.add(task.intent)
+        misses = 0
+        out.append((task, {"seed_task": s.task_id, "how": how}))
+    return out
+
+
+def parse_instructions(text: str, limit: int) -> list[str]:
+    """New instructions from an LLM's reply: one per line, numbering/bullets/quotes stripped."""
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip().strip('"').strip()
+        if 8 <= len(line) <= 300 and line not in out:
+            out.append(line)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def llm_generate(seeds: list[Task], policy, n: int, exclude: set[str], prefix: str = "l") -> list[tuple[Task, dict]]:
+    """New instructions from a text policy (e.g. `OpenAIPolicy`), grouped by the seeds' site.
+    The tasks have no evaluator (`eval_types: ["orm"]`): the ORM scores them."""
+    from webrl.agent.local_policy import SamplingParams
+
+    by_site: dict[str, list[Task]] = defaultdict(list)
+    for s in seeds:
+        by_site[s.site].append(s)
+    out: list[tuple[Task, dict]] = []
+    per_site = max(1, n // max(1, len(by_site)))
+    params = SamplingParams(temperature=0.8, max_new_tokens=400, end_of_action=False)
+    for site, group in sorted(by_site.items()):
+        listing = "\n".join(f"- {s.intent}" for s in group[:8])
+        reply = policy.generate([LLM_PROMPT.format(site=site, seeds=listing, n=per_site)], params)[0].text
+        for text in parse_instructions(reply, per_site):
+            if text in exclude:
+                continue
+            s = group[len(out) % len(group)]
+            task = Task(
+                task_id=f"{prefix}{len(out)}", sites=s.sites, start_url=s.start_url, intent=text,
+                intent_template="", intent_template_id=-1, instantiation_dict={}, require_login=s.require_login,
+                eval={"eval_types": ["orm"]}, family=f"{s.family}~llm", difficulty=s.difficulty,
+            )  # fmt: skip
+            out.append((task, {"seed_task": s.task_id, "how": "llm"}))
+    return out
+
+
+def site_text(conn: sqlite3.Connection) -> str:
+    """All text values of a site's database, lowercased (for the feasibility filter)."""
+    parts = []
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for t in tables:
+        for row in conn.execute(f'SELECT * FROM "{t}"'):  # table names come from sqlite_master, not users
+            parts.extend(str(v) for v in row if isinstance(v, str | int))
+    return "\n".join(parts).lower()
+
+
+def feasible(task: Task, text: str) -> bool:
+    """The documented rule (module docstring): quoted phrases and #numbers must exist in the site's data."""
+    intent = task.intent.strip()
+    if not intent or len(intent) > 300:
+        return False
+    quoted = re.findall(r'"([^"]{2,80})"', intent) + re.findall(r"#(\d{3,})", intent)
+    return all(q.lower() in text for q in quoted)

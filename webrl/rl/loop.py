@@ -1,0 +1,582 @@
+"""The WebRL phase loop (`webrl train`): one readable function, `train`.
+
+    webrl train --init runs/sft/final --orm runs/orm/final --run runs/webrl     # rerun to resume
+
+Per phase k (folder `phase-00k/`), each stage resumable and marked done in
+`stages.json` only once its outputs are on disk:
+
+  tasks    phase 1 (or --no-curriculum): a site-stratified sample of the train split;
+           later: offline (or LLM) generation from phase k-1's failures, the
+           feasibility filter, then the critic filter V(s0, I) in [0.05, 0.75]
+           -> tasks.jsonl, curriculum.json
+  rollout  temperature-1 episodes, batched over parallel envs -> rollouts/episodes.jsonl
+           (appended per episode: a kill loses at most the episodes in flight)
+  label    ORM P(success) per trajectory (or the evaluators with --reward oracle)
+           -> labels.jsonl (with the evaluator's reward beside it, as a diagnostic)
+  replay   this phase's successes -> successes.jsonl (the buffer = every phase's
+           file, plus the SFT demonstrations as phase 0)
+  critic   one teacher-forced pass of π_ref (this phase's starting actor) over the
+           new steps and a replay sample: action log-probs (eq. 6, perplexity
+           filter) and features; value head trained with BCE (eq. 8); eq. 9
+           advantages -> critic/, examples.jsonl
+  actor    one epoch of the KL-constrained loss (eq. 6) on new + filtered replay
+           steps -> actor/final (resumable from actor/ckpt-*)
+  eval     greedy on a fixed site-stratified subset of the eval split -> eval/
+
+`phase-000/eval` is the starting actor on the same subset; after the last phase
+the final actor is evaluated on the whole eval split (`final-eval/`).
+Metrics: one line per phase in `metrics.jsonl` (names in METRICS below).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import torch
+
+from webrl.rl.sft import TrainConfig
+
+METRICS = {
+    "rollout/success": "share of rollouts the training reward calls a success (ORM, or evaluators)",
+    "rollout/true_success": "share of rollouts the ground-truth evaluators call a success",
+    "orm/positive_rate": "share of rollouts the ORM labels a success",
+    "orm/agreement": "ORM label == evaluator label, over rollouts that have an evaluator",
+    "curriculum/generated": "candidate tasks generated from the failures",
+    "curriculum/feasible": "candidates left after the feasibility filter",
+    "curriculum/kept": "candidates kept by the critic filter",
+    "curriculum/mean_value": "mean critic value V(s0, I) of the candidates",
+    "buffer/size": "successful trajectories in the replay buffer (all phases)",
+    "replay/kept": "replay steps mixed into this phase's actor update after the perplexity filter",
+    "critic/loss": "final BCE of the value head (eq. 8)",
+    "actor/loss": "mean actor loss over the epoch (eq. 6 unless another --actor-loss)",
+    "actor/kl": "mean log π_θ/π_ref of the trained actions",
+    "eval/success": "greedy success on the eval subset (ground-truth evaluators)",
+}
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """`webrl train` settings (saved as `train_config.json` in the run folder)."""
+
+    init: str = field(default="", metadata={"help": "starting actor checkpoint (the SFT model)"})
+    orm: str = field(default="", metadata={"help": "ORM checkpoint (not needed with reward=oracle)"})
+    demos: str = field(default="", metadata={"help": "SFT demonstrations JSONL: replay phase 0 ('' = none)"})
+    phases: int = field(default=3, metadata={"help": "WebRL phases"})
+    tasks_per_phase: int = field(default=48, metadata={"help": "tasks rolled out per phase"})
+    reward: str = field(default="orm", metadata={"help": "orm | oracle (the evaluators; an ablation)"})
+    actor_loss: str = field(default="eq6", metadata={"help": "eq6 | released | sft (--no-kl)"})
+    beta: float = field(default=1.0, metadata={"help": "β of eq. 6"})
+    lam: float = field(default=0.5, metadata={"help": "λ of eq. 9"})
+    gamma: float = field(default=1.0, metadata={"help": "discount in eq. 9 (paper: none = 1)"})
+    replay: bool = field(default=True, metadata={"help": "mix replayed successes into the actor update"})
+    ppl_filter: bool = field(default=True, metadata={"help": "keep replay steps with perplexity in [ppl_lo, ppl_hi]"})
+    ppl_lo: float = field(default=1 / 0.95, metadata={"help": "perplexity window low end"})
+    ppl_hi: float = field(default=1 / 0.5, metadata={"help": "perplexity window high end"})
+    replay_ratio: float = field(default=2.0, metadata={"help": "replay steps at most this × new steps"})
+    replay_sample: float = field(default=4.0, metadata={"help": "replay steps scored per new step (before the filter)"})
+    curriculum: bool = field(default=True, metadata={"help": "generate tasks from failures (off: train split only)"})
+    generator: str = field(default="offline", metadata={"help": "offline | an OpenAI-compatible URL (LLM generator)"})
+    candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
+    critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
+    critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
+    critic_epochs: int = field(default=30, metadata={"help": "value-head epochs over the cached features"})
+    critic_lr: float = field(default=1e-3, metadata={"help": "value-head learning rate"})
+    temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature"})
+    rollout_max_steps: int = field(default=12, metadata={"help": "steps before a rollout is truncated"})
+    eval_max_steps: int = field(default=30, metadata={"help": "steps before an eval episode is truncated"})
+    envs: int = field(default=16, metadata={"help": "parallel envs (episodes in one batched generate)"})
+    eval_split: str = field(default="test", metadata={"help": "split for the per-phase and final evals"})
+    eval_subset: int = field(default=48, metadata={"help": "per-phase eval tasks, site-stratified (0 = all)"})
+    final_eval: bool = field(default=True, metadata={"help": "evaluate the final actor on the whole eval split"})
+    max_batch_tokens: int = field(default=8192, metadata={"help": "padded tokens per scoring forward pass"})
+    seed: int = field(default=0, metadata={"help": "task sampling, generation and data order"})
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-4, epochs=1.0, warmup_steps=2,
+                                                                   max_seq_tokens=1400, save_minutes=3.0))
+
+    def __post_init__(self):
+        if self.reward not in ("orm", "oracle"):
+            raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
+        if self.reward == "orm" and not self.orm:
+            raise ValueError("reward 'orm' needs an ORM checkpoint (--orm PATH), or use --reward oracle")
+        if not self.init:
+            raise ValueError("LoopConfig.init: give the starting actor checkpoint (--init runs/sft/final)")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> LoopConfig:
+        d = dict(d)
+        d["train"] = TrainConfig(**d.get("train", {}))
+        return cls(**d)
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+class Stages:
+    """`stages.json` of a phase folder: which stages have finished."""
+
+    def __init__(self, pdir: Path):
+        self.path = pdir / "stages.json"
+        pdir.mkdir(parents=True, exist_ok=True)
+        self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def __contains__(self, stage: str) -> bool:
+        return stage in self.done
+
+    def mark(self, stage: str, info: dict | None = None) -> None:
+        self.done[stage] = info or {}
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.done, indent=1) + "\n")
+        tmp.replace(self.path)
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tmp.replace(path)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def _fault(point: str) -> None:
+    """Fault injection for the resume tests: WEBRL_FAULT=<point> kills the process here."""
+    if os.environ.get("WEBRL_FAULT") == point:
+        os._exit(137)
+
+
+def stratified(tasks: list, n: int, seed: int) -> list:
+    """`n` tasks spread over sites in proportion (all when n <= 0 or n >= len)."""
+    if n <= 0 or n >= len(tasks):
+        return list(tasks)
+    by_site: dict[str, list] = defaultdict(list)
+    for t in tasks:
+        by_site[t.site].append(t)
+    rng = random.Random(seed)
+    out = []
+    for site in sorted(by_site):
+        group = by_site[site]
+        k = max(1, round(n * len(group) / len(tasks)))
+        out += rng.sample(group, min(k, len(group)))
+    return sorted(out[:n] if len(out) > n else out, key=lambda t: str(t.task_id))
+
+
+class Banner:
+    """Stage banners with elapsed time and a remaining-time estimate from finished phases."""
+
+    def __init__(self, phases: int):
+        self.t0 = time.perf_counter()
+        self.phases = phases
+        self.phase_seconds: list[float] = []
+
+    def __call__(self, phase: int, stage: str, what: str = "") -> None:
+        el = (time.perf_counter() - self.t0) / 60
+        left = ""
+        if self.phase_seconds:
+            per = sum(self.phase_seconds) / len(self.phase_seconds) / 60
+            left = f", ~{per * (self.phases - phase + 1):.0f} min left"
+        print(f"== phase {phase}/{self.phases} · {stage} {what}(elapsed {el:.1f} min{left})", flush=True)
+
+
+# --- the loop -------------------------------------------------------------------------------
+
+
+def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
+    """Run (or resume) the WebRL phases into `run_dir`; returns the last metrics line."""
+    from webrl.agent.prompt import load_prompt_config
+    from webrl.tasks.splits import load_split
+
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    saved = run / "train_config.json"
+    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
+        raise ValueError(f"{run} holds a run with a different train_config.json; use a new --run or the same settings")
+    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    prompt = load_prompt_config(cfg.init)
+    eval_tasks = stratified(load_split(cfg.eval_split), cfg.eval_subset, cfg.seed)
+    banner = Banner(cfg.phases)
+    line: dict = {}
+
+    evaluate(cfg, cfg.init, eval_tasks, run / "phase-000", prompt, progress)
+    for phase in range(1, cfg.phases + 1):
+        t_phase = time.perf_counter()
+        pdir = run / f"phase-{phase:03d}"
+        stages = Stages(pdir)
+        if "eval" in stages:
+            continue
+        actor_path = cfg.init if phase == 1 else str(run / f"phase-{phase - 1:03d}" / "actor" / "final")
+        model, tok, mcfg = _load_actor(actor_path)
+
+        banner(phase, "tasks")
+        tasks, cur = phase_tasks(cfg, run, phase, stages, model, tok, mcfg, prompt)
+        banner(phase, "rollout", f"- {len(tasks)} tasks at T={cfg.temperature:g} ")
+        episodes = rollout(cfg, tasks, model, tok, mcfg, prompt, pdir, stages, progress)
+        banner(phase, "label", f"- {cfg.reward} rewards ")
+        labelled = label(cfg, episodes, tasks, pdir, stages)
+        banner(phase, "replay")
+        buffer = update_replay(cfg, run, phase, labelled, pdir, stages)
+        banner(phase, "critic", "- π_ref pass, value head (eq. 8), advantages (eq. 9) ")
+        examples, cinfo = critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pdir, stages, progress)
+        banner(phase, "actor", f"- {len(examples)} steps, loss {cfg.actor_loss} ")
+        ainfo = actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir, stages, progress)
+        del model
+        banner(phase, "eval", f"- {len(eval_tasks)} {cfg.eval_split} tasks, greedy ")
+        summary = evaluate(cfg, str(pdir / "actor" / "final"), eval_tasks, pdir, prompt, progress)
+
+        line = {"phase": phase, **phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary),
+                "minutes": round((time.perf_counter() - t_phase) / 60, 2)}  # fmt: skip
+        with (run / "metrics.jsonl").open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        stages.mark("eval", {"success": summary["success_rate"]})
+        banner.phase_seconds.append(time.perf_counter() - t_phase)
+
+    if cfg.final_eval:
+        last = cfg.init if cfg.phases == 0 else str(run / f"phase-{cfg.phases:03d}" / "actor" / "final")
+        print(f"== final eval: {cfg.eval_split} split, greedy", flush=True)
+        evaluate(cfg, last, load_split(cfg.eval_split), run / "final", prompt, progress, folder="eval")
+    return line
+
+
+def _load_actor(path: str):
+    from webrl.models.build import load_checkpoint
+
+    model, tok, mcfg = load_checkpoint(path, trainable=True)
+    return model, tok, mcfg
+
+
+def phase_tasks(cfg: LoopConfig, run: Path, phase: int, stages: Stages, model, tok, mcfg, prompt) -> tuple[list, dict]:
+    """Stage `tasks`: this phase's tasks and the curriculum counts (module docstring)."""
+    from webrl.tasks.schema import load_tasks, save_tasks
+    from webrl.tasks.splits import load_split
+
+    pdir = run / f"phase-{phase:03d}"
+    if "tasks" in stages:
+        return load_tasks(pdir / "tasks.json"), stages.done["tasks"]
+    if phase == 1 or not cfg.curriculum:
+        tasks = stratified(load_split("train"), cfg.tasks_per_phase, cfg.seed + phase)
+        cur = {"curriculum/generated": 0, "curriculum/feasible": 0, "curriculum/kept": 0}
+    else:
+        tasks, cur = generate_tasks(cfg, run, phase, model, tok, mcfg, prompt)
+    save_tasks(tasks, pdir / "tasks.json")
+    stages.mark("tasks", cur)
+    return tasks, cur
+
+
+def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:
+    """Curriculum from phase-1's failures: generate -> feasibility -> critic filter."""
+    from webrl.rl.curriculum import feasible, llm_generate, offline_generate, site_text
+    from webrl.sites.world import WorldApp
+    from webrl.tasks.family import SeedDB
+    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.splits import load_split
+
+    prev = run / f"phase-{phase - 1:03d}"
+    prev_tasks = {str(t.task_id): t for t in load_tasks(prev / "tasks.json")}
+    labels = _read_jsonl(prev / "labels.jsonl")
+    seeds = [prev_tasks[str(x["task_id"])] for x in labels if x["reward"] < 1.0 and str(x["task_id"]) in prev_tasks]
+    if not seeds:  # nothing failed: grow from every task of the last phase
+        seeds = list(prev_tasks.values())
+    used = {t.intent for t in load_split(eval_split_guard(cfg))}
+    for p in sorted(run.glob("phase-*/tasks.json")):
+        used |= {t.intent for t in load_tasks(p)}
+    world = WorldApp()
+    db = SeedDB(world.store.snapshot)
+    n_cand = max(cfg.tasks_per_phase, int(cfg.candidates * cfg.tasks_per_phase))
+    prefix = f"p{phase}-"
+    if cfg.generator == "offline":
+        cands = offline_generate(seeds, db, n_cand, cfg.seed + phase, used, prefix=prefix)
+        ok = cands
+    else:
+        from webrl.agent.openai_policy import OpenAIPolicy
+
+        cands = llm_generate(seeds, OpenAIPolicy(cfg.generator, tokenizer=tok), n_cand, used, prefix=prefix)
+        texts = {s: site_text(db[s]) for s in {t.site for t, _ in cands}}
+        ok = [(t, how) for t, how in cands if feasible(t, texts[t.site])]
+    values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
+    keep = [i for i, v in enumerate(values) if cfg.critic_lo <= v <= cfg.critic_hi]
+    if len(keep) < cfg.tasks_per_phase // 2:  # too few in the window: top up with the closest to it
+        mid = (cfg.critic_lo + cfg.critic_hi) / 2
+        rest = sorted((i for i in range(len(ok)) if i not in set(keep)), key=lambda i: abs(values[i] - mid))
+        keep += rest[: cfg.tasks_per_phase // 2 - len(keep)]
+    rng = random.Random(cfg.seed + phase)
+    if len(keep) > cfg.tasks_per_phase:
+        keep = sorted(rng.sample(keep, cfg.tasks_per_phase))
+    tasks = [replace(ok[i][0], extra={**ok[i][0].extra, "curriculum": ok[i][1], "critic_value": round(values[i], 4)})
+             for i in keep]  # fmt: skip
+    in_window = sum(cfg.critic_lo <= v <= cfg.critic_hi for v in values)
+    cur = {"curriculum/generated": len(cands), "curriculum/feasible": len(ok), "curriculum/kept": in_window,
+           "curriculum/used": len(tasks), "curriculum/mean_value": round(sum(values) / max(1, len(values)), 4)}  # fmt: skip
+    return tasks, cur
+
+
+def eval_split_guard(cfg: LoopConfig) -> str:
+    return cfg.eval_split if cfg.eval_split in ("test", "train") else "test"
+
+
+def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mcfg, prompt, world) -> list[float]:
+    """V(s0, I) of each task: its start page through the critic's backbone adapter and head."""
+    from webrl.agent.prompt import build_prompt
+    from webrl.env.web_env import WebEnv
+    from webrl.models.critic import Step, load_critic, score_steps, values
+    from webrl.models.lora import load_adapter, use_adapter
+
+    if not tasks:
+        return []
+    head, backbone = load_critic(critic_dir)
+    env = WebEnv(world=world)
+    prompts = []
+    for t in tasks:
+        obs, _ = env.reset(options={"task": t})
+        prompts.append(tuple(tok(build_prompt(tok, t.intent, [], obs, prompt), add_special_tokens=False)["input_ids"]))
+    env.close()
+    steps = [Step(p, ()) for p in prompts]
+    load_adapter(model, backbone, "critic")
+    try:
+        with use_adapter(model, "critic"):
+            feats, _, _ = score_steps(model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)
+    finally:
+        model.delete_adapter("critic")
+    return values(head, feats).tolist()
+
+
+def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, stages: Stages, progress: bool) -> list[dict]:
+    """Stage `rollout`: temperature-T episodes; resumable per episode."""
+    from webrl.agent.local_policy import LocalPolicy, SamplingParams
+    from webrl.env.web_env import EnvConfig
+    from webrl.eval.llm import run_eval_llm
+    from webrl.eval.runner import read_episodes
+
+    out = pdir / "rollouts"
+    if "rollout" in stages:
+        return read_episodes(out / "episodes.jsonl")
+    policy = LocalPolicy(model, tok, max_batch_tokens=cfg.max_batch_tokens, autocast_bf16=mcfg.autocast_bf16,
+                         seed=cfg.seed + 1000 * int(pdir.name.split("-")[1]))  # fmt: skip
+    count = {"n": len(read_episodes(out / "episodes.jsonl"))}
+
+    def on_episode(_rec: dict) -> None:
+        count["n"] += 1
+        _fault(f"rollout:{count['n']}")
+
+    _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=cfg.temperature), n_envs=cfg.envs,
+                              env_config=EnvConfig(max_steps=cfg.rollout_max_steps), out_dir=out, progress=progress,
+                              on_record=on_episode)  # fmt: skip
+    model.train()
+    stages.mark("rollout", {"episodes": len(records)})
+    return records
+
+
+def label(cfg: LoopConfig, episodes: list[dict], tasks: list, pdir: Path, stages: Stages) -> list[dict]:
+    """Stage `label`: the training reward of every rollout (+ the evaluator's, as a diagnostic).
+    Returns the episodes with `reward` replaced by the training reward and `true_reward` added."""
+    from webrl.orm.data import from_episode
+
+    path = pdir / "labels.jsonl"
+    if "label" not in stages:
+        has_eval = {str(t.task_id): "orm" not in t.eval.get("eval_types", []) for t in tasks}
+        if cfg.reward == "orm":
+            from webrl.orm.model import LocalORM
+
+            orm = LocalORM.from_checkpoint(cfg.orm, max_batch_tokens=cfg.max_batch_tokens)
+            probs = orm.prob_success([from_episode(e, "rollout") for e in episodes])
+            del orm
+        else:
+            probs = [float(e["reward"]) for e in episodes]
+        rows = [{"task_id": e["task_id"], "p_success": round(p, 4), "reward": 1.0 if p > 0.5 else 0.0,
+                 "true_reward": e["reward"] if has_eval.get(str(e["task_id"]), True) else None}
+                for e, p in zip(episodes, probs, strict=True)]  # fmt: skip
+        _write_jsonl(path, rows)
+        stages.mark("label")
+    by_id = {str(r["task_id"]): r for r in _read_jsonl(path)}
+    return [{**e, "reward": by_id[str(e["task_id"])]["reward"], "success": by_id[str(e["task_id"])]["reward"] >= 1.0,
+             "true_reward": by_id[str(e["task_id"])]["true_reward"]} for e in episodes]  # fmt: skip
+
+
+def update_replay(cfg: LoopConfig, run: Path, phase: int, labelled: list[dict], pdir: Path, stages: Stages) -> list[dict]:
+    """Stage `replay`: write this phase's successes; return the buffer of *earlier* phases
+    (phase 0 = the SFT demonstrations), each record tagged with its phase."""
+    if "replay" not in stages:
+        _write_jsonl(pdir / "successes.jsonl", [{**e, "phase": phase} for e in labelled if e["success"]])
+        stages.mark("replay")
+    buffer = []
+    if cfg.demos and Path(cfg.demos).exists():
+        buffer += [{**d, "phase": 0, "reward": 1.0, "success": True} for d in _read_jsonl(Path(cfg.demos))]
+    for p in range(1, phase):
+        buffer += _read_jsonl(run / f"phase-{p:03d}" / "successes.jsonl")
+    return buffer
+
+
+def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, int]]]:
+    """Prompt/action ids of every step, and (episode index, step index) of each."""
+    from webrl.agent.prompt import build_prompt, completion_text
+    from webrl.models.critic import Step
+
+    steps, where = [], []
+    for k, ep in enumerate(episodes):
+        history: list[tuple[str, str]] = []
+        for i, s in enumerate(ep["steps"]):
+            p = tok(build_prompt(tok, ep["intent"], history, s["obs"], prompt), add_special_tokens=False)["input_ids"]
+            a = tok(completion_text(tok, s["response"], prompt), add_special_tokens=False)["input_ids"]
+            steps.append(Step(tuple(p), tuple(a)))
+            where.append((k, i))
+            history.append((s["obs"], s["response"]))
+    return steps, where
+
+
+def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pdir: Path, stages: Stages, progress):
+    """Stage `critic` (module docstring). Returns (RL examples for the actor, info)."""
+    from tqdm import tqdm
+
+    from webrl.models.critic import ValueHead, save_critic, score_steps, values
+    from webrl.rl.actor import RLExample
+    from webrl.rl.advantages import mc_returns, webrl_advantages
+    from webrl.rl.critic import train_value_head
+    from webrl.rl.losses import perplexity
+    from webrl.rl.replay import select_replay
+
+    path = pdir / "examples.jsonl"
+    if "critic" in stages:
+        return [RLExample(**{**r, "ids": tuple(r["ids"])}) for r in _read_jsonl(path)], stages.done["critic"]
+    new = [e for e in labelled if e["steps"]]
+    rng = random.Random(cfg.seed)
+    new_steps, new_where = _steps_of(new, tok, prompt)
+    replay_eps: list[dict] = []
+    if cfg.replay and buffer:
+        n_sample = int(cfg.replay_sample * max(1, len(new_steps)))
+        pool = [(k, i) for k, ep in enumerate(buffer) for i in range(len(ep["steps"]))]
+        chosen = sorted(rng.sample(pool, min(n_sample, len(pool))))
+        eps_idx = sorted({k for k, _ in chosen})
+        replay_eps = [buffer[k] for k in eps_idx]
+    rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
+    all_steps = new_steps + rep_steps
+    bar = tqdm(total=len(all_steps), desc="π_ref pass", unit="step", disable=not progress, leave=False)
+    feats, ref_logp, n_tok = score_steps(model, all_steps, tok.pad_token_id, cfg.max_batch_tokens,
+                                         mcfg.autocast_bf16, bar.update)
+    bar.close()
+    # replay selection: the perplexity window under π_ref, at most replay_ratio × new steps
+    n_new = len(new_steps)
+    ppl = perplexity(ref_logp[n_new:].unsqueeze(1) / n_tok[n_new:].clamp(min=1).unsqueeze(1),
+                     torch.ones(len(rep_steps), 1)) if rep_steps else torch.zeros(0)  # fmt: skip
+    if cfg.ppl_filter:
+        rep_keep = select_replay(ppl, n_new, cfg.replay_ratio, cfg.seed, cfg.ppl_lo, cfg.ppl_hi)
+    else:
+        rep_keep = sorted(rng.sample(range(len(rep_steps)), min(len(rep_steps), int(cfg.replay_ratio * n_new))))
+    # critic: eq. 8 on the new steps and the kept replay steps
+    rewards_new = torch.tensor([float(new[k]["reward"]) for k, _ in new_where])
+    idx = list(range(n_new)) + [n_new + j for j in rep_keep]
+    y = torch.cat([rewards_new, torch.ones(len(rep_keep))])
+    head = ValueHead(feats.shape[1], seed=cfg.seed)
+    losses = train_value_head(head, feats[idx], y, cfg.critic_epochs, cfg.critic_lr, seed=cfg.seed) if idx else [0.0]
+    save_critic(head, actor_path, pdir / "critic")
+    v = values(head, feats)
+    # eq. 9 advantages per trajectory, then the examples
+    examples: list[RLExample] = []
+    groups: list[tuple[list[int], float, list]] = []  # (global step indices, final reward, where)
+    for eps, where, offset, keep in ((new, new_where, 0, None), (replay_eps, rep_where, n_new, set(rep_keep))):
+        by_ep: dict[int, list[int]] = defaultdict(list)
+        for j, (k, _) in enumerate(where):
+            by_ep[k].append(offset + j)
+        for k, js in by_ep.items():
+            groups.append((js, float(eps[k]["reward"]), keep))
+    for js, r, keep in groups:
+        vals = v[js]
+        adv = webrl_advantages(vals, r, cfg.lam, cfg.gamma)
+        mc = mc_returns(r, len(js), cfg.gamma)
+        for t, g in enumerate(js):
+            if keep is not None and (g - n_new) not in keep:
+                continue
+            s = all_steps[g]
+            nxt = float(vals[t + 1]) if t + 1 < len(js) else 0.0
+            examples.append(RLExample(
+                ids=s.prompt_ids + s.action_ids, prompt_len=len(s.prompt_ids), task_id=str(g),
+                advantage=float(adv[t]), ref_logp=float(ref_logp[g]), value=float(vals[t]), next_value=nxt,
+                reward=r if t == len(js) - 1 else 0.0, mc_return=float(mc[t]),
+            ))  # fmt: skip
+    examples = [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens]
+    _write_jsonl(path, [asdict(e) for e in examples])
+    info = {"critic/loss": round(losses[-1], 4), "replay/kept": len(rep_keep), "replay/scored": len(rep_steps),
+            "critic/mean_value": round(float(v[:n_new].mean()), 4) if n_new else None}  # fmt: skip
+    stages.mark("critic", info)
+    return examples, info
+
+
+def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Stages, progress) -> dict:
+    """Stage `actor`: one epoch of the actor loss on the examples (resumable through fit's checkpoints)."""
+    from webrl.rl.actor import make_loss_fn
+    from webrl.rl.sft import fit
+
+    if "actor" in stages:
+        return stages.done["actor"]
+    out = pdir / "actor"
+    if not examples:  # nothing to learn from: the actor carries over unchanged
+        from webrl.models.build import save_checkpoint
+
+        save_checkpoint(model, tok, mcfg, out / "final")
+        (out / "final" / "prompt_config.json").write_text(json.dumps(asdict(prompt), indent=1) + "\n")
+        stages.mark("actor", {"actor/steps": 0})
+        return stages.done["actor"]
+    extra = {"prompt_config.json": asdict(prompt)}
+    fault = os.environ.get("WEBRL_FAULT", "")
+    train_cfg = cfg.train
+    if fault.startswith("actor:"):  # resume test: stop right after the first checkpoint
+        train_cfg = replace(train_cfg, save_minutes=0.0)
+    line = fit(examples, train_cfg, model, tok, mcfg, out, "actor", extra, progress,
+               loss_fn=make_loss_fn(cfg.actor_loss, cfg.beta), on_checkpoint=lambda step: _fault(f"actor:{step}"))  # fmt: skip
+    info = {k: v for k, v in line.items() if k.startswith("actor/")} | {"actor/steps": line.get("step", 0)}
+    stages.mark("actor", info)
+    return info
+
+
+def evaluate(cfg: LoopConfig, actor: str, tasks: list, pdir: Path, prompt, progress: bool, folder: str = "eval") -> dict:
+    """Greedy eval of a checkpoint (resumable); returns its summary."""
+    from webrl.agent.local_policy import LocalPolicy, SamplingParams
+    from webrl.env.web_env import EnvConfig
+    from webrl.eval.llm import run_eval_llm
+
+    out = pdir / folder
+    if (out / "summary.json").exists() and (out / "done").exists():
+        return json.loads((out / "summary.json").read_text())
+    policy = LocalPolicy.from_checkpoint(actor, max_batch_tokens=cfg.max_batch_tokens)
+    summary, _ = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=0.0), n_envs=cfg.envs,
+                              env_config=EnvConfig(max_steps=cfg.eval_max_steps), out_dir=out, progress=progress,
+                              extra_config={"actor": actor})  # fmt: skip
+    (out / "done").write_text("")
+    print(f"   {folder}: success {summary['success_rate']:.3f} on {summary['episodes']} tasks "
+          + " ".join(f"{s} {v['success_rate']:.2f}" for s, v in summary.get("per_site", {}).items()), flush=True)
+    return summary
+
+
+def phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary) -> dict:
+    n = max(1, len(labelled))
+    with_truth = [e for e in labelled if e.get("true_reward") is not None]
+    agree = [e["reward"] == (1.0 if e["true_reward"] >= 1.0 else 0.0) for e in with_truth]
+    return {
+        "rollout/success": round(sum(e["success"] for e in labelled) / n, 4),
+        "rollout/true_success": round(sum(e["true_reward"] >= 1.0 for e in with_truth) / max(1, len(with_truth)), 4),
+        "orm/positive_rate": round(sum(e["reward"] for e in labelled) / n, 4),
+        "orm/agreement": round(sum(agree) / max(1, len(agree)), 4),
+        **{k: v for k, v in cur.items() if k.startswith("curriculum/")},
+        "buffer/size": len(buffer) + sum(e["success"] for e in labelled),
+        **cinfo, **ainfo,
+        "eval/success": summary["success_rate"],
+        "eval/per_site": {s: v["success_rate"] for s, v in summary.get("per_site", {}).items()},
+    }  # fmt: skip
+
+
+LOOP_PRESETS: dict[str, dict] = {
+    "cpu-tiny": {"phases": 2, "tasks_per_phase": 4, "eval_subset": 4, "rollout_max_steps": 3, "eval_max_steps": 3,
+                 "envs": 4, "final_eval": False, "critic_epochs": 3,
+                 "train": TrainConfig(lr=1e-3, epochs=1.0, warmup_steps=1, max_seq_tokens=4096,
+                                      max_batch_tokens=4096, log_every=1)},
+    "cpu": {},
+    "gpu": {"tasks_per_phase": 500, "eval_subset": 0, "envs": 64, "max_batch_tokens": 65536,
+            "train": TrainConfig(lr=1e-6, epochs=1.0, max_batch_tokens=32768, max_seq_tokens=4096)},
+}  # fmt: skip
