@@ -27,12 +27,17 @@ chromium:
 			|| echo "warning: apt-get could not install chromium; the browser tests will be skipped"; \
 	fi
 
+# The whole pipeline on the embedded default (SmolLM2 + LoRA): SFT -> ORM -> WebRL phases -> SFT vs WebRL.
+# Resumable: rerun `make demo` after an interruption. `make world` is the quick oracle/random check of the sites.
 demo: $(STAMP)
-	$(BIN)/webrl eval --agent oracle --split test --out runs/demo/oracle
-	$(BIN)/webrl eval --agent random --split test --out runs/demo/random
+	$(BIN)/webrl demo --run runs/demo
+
+world: $(STAMP)
+	$(BIN)/webrl eval --agent oracle --split test --out runs/world/oracle
+	$(BIN)/webrl eval --agent random --split test --out runs/world/random
 
 test: $(STAMP) chromium
 	$(BIN)/ruff check webrl tests
 	$(BIN)/python -m pytest -n 2 tests
 
-.PHONY: install chromium demo test
+.PHONY: install chromium demo world test

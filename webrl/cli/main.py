@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from webrl.cli.demo_cmds import add_commands as add_demo_commands
 from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
 from webrl.cli.orm_cmds import add_commands as add_orm_commands
 from webrl.cli.train_cmds import add_commands as add_train_commands
@@ -226,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub, bsub)  # sft, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval
     add_train_commands(sub)  # train
+    add_demo_commands(sub)  # demo
 
     t = sub.add_parser("tasks", help="task splits and families")
     tsub = t.add_subparsers(dest="tasks_cmd", required=True)

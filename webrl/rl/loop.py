@@ -23,8 +23,9 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
            steps -> actor/final (resumable from actor/ckpt-*)
   eval     greedy on a fixed site-stratified subset of the eval split -> eval/
 
-`phase-000/eval` is the starting actor on the same subset; after the last phase
-the final actor is evaluated on the whole eval split (`final-eval/`).
+`phase-000/eval` is the starting actor (on the whole eval split when `final_eval`,
+else on the subset); after the last phase the final actor is evaluated on the
+whole eval split (`final/eval/`).
 Metrics: one line per phase in `metrics.jsonl` (names in METRICS below).
 """
 
@@ -206,7 +207,9 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     banner = Banner(cfg.phases)
     line: dict = {}
 
-    evaluate(cfg, cfg.init, eval_tasks, run / "phase-000", prompt, progress)
+    print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
+    evaluate(cfg, cfg.init, load_split(cfg.eval_split) if cfg.final_eval else eval_tasks, run / "phase-000", prompt,
+             progress)  # fmt: skip
     for phase in range(1, cfg.phases + 1):
         t_phase = time.perf_counter()
         pdir = run / f"phase-{phase:03d}"

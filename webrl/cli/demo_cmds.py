@@ -1,0 +1,145 @@
+"""`webrl demo`: the whole pipeline on the embedded default, one resumable command.
+
+    base model -> SFT -> ORM data -> ORM -> WebRL phases -> final eval -> SFT vs WebRL per site
+
+Every stage writes under `--run` (default runs/demo) and is skipped when its
+output is there, so rerunning the command resumes. `make demo` runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+# rough cpu-preset minutes per stage on 2 cores, for the "left" estimate
+BUDGET = {"sft": 32, "orm-data": 6, "orm": 14, "orm-eval": 2, "train": 66}
+
+
+class Progress:
+    def __init__(self, stages: list[str]):
+        self.t0 = time.perf_counter()
+        self.stages = stages
+
+    def __call__(self, stage: str) -> None:
+        i = self.stages.index(stage)
+        left = sum(BUDGET.get(s, 0) for s in self.stages[i:])
+        el = (time.perf_counter() - self.t0) / 60
+        print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} "
+              f"(elapsed {el:.1f} min; ~{left} min left on 2 CPU cores)", flush=True)  # fmt: skip
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import torch
+
+    from webrl.models.config import preset
+    from webrl.orm.train import ORM_PRESETS, train_orm
+    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+    from webrl.rl.sft import SFT_PRESETS, train_sft
+
+    run = Path(args.run)
+    run.mkdir(parents=True, exist_ok=True)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    stages = ["sft", "orm-data", "orm", "orm-eval", "train"]
+    show = Progress(stages)
+    mcfg = preset(args.preset)
+    progress = not args.no_progress
+
+    show("sft")
+    sft = run / "sft"
+    if not (sft / "final" / "webrl_model.json").exists():
+        train_sft(replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
+
+    show("orm-data")
+    data = run / "orm" / "train.jsonl"
+    test_data = run / "orm" / "test.jsonl"
+    if not data.exists():
+        _orm_data("train", data, sft / "final", args.orm_policy_tasks, True, progress)
+    if not test_data.exists():
+        _orm_data("test", test_data, sft / "final", args.orm_policy_tasks, False, progress)
+
+    show("orm")
+    orm = run / "orm" / "model"
+    if not (orm / "final" / "webrl_model.json").exists():
+        train_orm(replace(ORM_PRESETS[args.preset], data=str(data), clock="cpu"), mcfg, orm, progress)
+
+    show("orm-eval")
+    rep_path = run / "orm" / "eval.json"
+    if not rep_path.exists():
+        from webrl.orm.metrics import format_report, report
+        from webrl.orm.model import LocalORM
+        from webrl.rl.demos import load_jsonl
+
+        trajs = load_jsonl(test_data)
+        t0 = time.perf_counter()
+        probs = LocalORM.from_checkpoint(orm / "final").prob_success(trajs)
+        rep = report(probs, trajs)
+        rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
+        rep_path.write_text(json.dumps(rep, indent=1) + "\n")
+        print(format_report(rep))
+
+    show("train")
+    loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
+                         "demos": str(sft / "demos.jsonl"), **({"phases": args.phases} if args.phases else {})})  # fmt: skip
+    train(loop, run / "webrl", progress)
+    print(comparison(run / "webrl"))
+    return 0
+
+
+def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool, progress: bool) -> None:
+    """Scripted behaviours on the split's tasks + the SFT policy (T=0 and T=1) on a sample of them."""
+    from webrl.agent.local_policy import LocalPolicy, SamplingParams
+    from webrl.agent.prompt import load_prompt_config
+    from webrl.env.web_env import EnvConfig, WebEnv
+    from webrl.eval.llm import run_eval_llm
+    from webrl.orm.data import balance, dedupe, from_episode, scripted_trajectories, stats
+    from webrl.rl.demos import save_jsonl
+    from webrl.rl.loop import stratified
+    from webrl.tasks.splits import load_split
+
+    tasks = load_split(split)
+    prompt = load_prompt_config(policy)
+    env = WebEnv()
+    trajs = scripted_trajectories(tasks, env, prompt, progress=progress)
+    env.close()
+    if n_policy:
+        pol = LocalPolicy.from_checkpoint(str(policy))
+        sample = stratified(tasks, n_policy, seed=7)
+        for temp in (0.0, 1.0):
+            _, recs = run_eval_llm(sample, pol, prompt, SamplingParams(temperature=temp), n_envs=16,
+                                   env_config=EnvConfig(max_steps=12), progress=progress)  # fmt: skip
+            trajs += [from_episode(r, f"policy_t{temp:g}") for r in recs if not r.get("backend_error")]
+    trajs = dedupe(trajs)
+    if balanced:
+        trajs = balance(trajs, seed=0)
+    save_jsonl(trajs, out)
+    out.with_suffix(".stats.json").write_text(json.dumps(stats(trajs), indent=1) + "\n")
+
+
+def comparison(run: Path) -> str:
+    """SFT (phase-000 full eval) vs the final actor, per site."""
+    a = json.loads((run / "phase-000" / "eval" / "summary.json").read_text())
+    final = run / "final" / "eval" / "summary.json"
+    if not final.exists():
+        return "(no final eval)"
+    b = json.loads(final.read_text())
+    lines = [f"{'site':<8}{'SFT':>8}{'WebRL':>8}", "-" * 24]
+    for site in a.get("per_site", {}):
+        lines.append(f"{site:<8}{a['per_site'][site]['success_rate']:>8.3f}"
+                     f"{b.get('per_site', {}).get(site, {}).get('success_rate', 0.0):>8.3f}")  # fmt: skip
+    lines.append(f"{'all':<8}{a['success_rate']:>8.3f}{b['success_rate']:>8.3f}")
+    return "\n".join(lines)
+
+
+def add_commands(sub) -> None:
+    d = sub.add_parser("demo", help="the whole pipeline: SFT -> ORM -> WebRL phases -> SFT vs WebRL (resumable)")
+    d.add_argument("--run", default="runs/demo", help="run folder (rerun to resume)")
+    d.add_argument("--preset", default="cpu", help="cpu (SmolLM2 + LoRA) | cpu-tiny (a fast smoke run) | gpu")
+    d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3)")
+    d.add_argument("--orm-policy-tasks", type=int, default=48, help="tasks the SFT policy rolls out for ORM data")
+    d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    d.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    d.set_defaults(func=cmd_demo)
