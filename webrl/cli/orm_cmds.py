@@ -69,11 +69,15 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     from webrl.eval.llm import run_eval_llm
     from webrl.orm.data import from_episode
 
+    from webrl.env.web_env import EnvConfig
+    from webrl.rl.loop import stratified
+
     policy, prompt = _policy(args.policy, args)
+    sample = stratified(tasks, args.policy_tasks, args.seed)
     out = []
     for temp in (0.0, 1.0):
-        _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=temp), n_envs=args.envs,
-                                  progress=not args.no_progress)  # fmt: skip
+        _, records = run_eval_llm(sample, policy, prompt, SamplingParams(temperature=temp), n_envs=args.envs,
+                                  env_config=EnvConfig(max_steps=args.max_steps), progress=not args.no_progress)  # fmt: skip
         out += [from_episode(r, f"policy_t{temp:g}") for r in records if not r.get("backend_error")]
     return out
 
@@ -164,6 +168,8 @@ def add_commands(sub) -> None:
     d.add_argument("--split", default="train", help="train | test | FILE.json (test: for `orm eval` only)")
     d.add_argument("--behaviours", default=",".join(SCRIPTED), help=f"comma list of {', '.join(BEHAVIOURS)}")
     d.add_argument("--policy", default=None, help="checkpoint or URL for the 'policy' behaviour (T=0 and T=1)")
+    d.add_argument("--policy-tasks", type=int, default=48, help="site-stratified tasks the policy rolls out (0 = all)")
+    d.add_argument("--max-steps", type=int, default=12, help="policy rollouts: steps before truncation")
     d.add_argument("--sites", default=None, help="comma-separated site filter")
     d.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     d.add_argument("--balance", action=argparse.BooleanOptionalAction, default=True,
