@@ -66,10 +66,9 @@ def cmd_orm_data(args: argparse.Namespace) -> int:
 def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     from webrl.agent.local_policy import SamplingParams
     from webrl.cli.model_cmds import _policy
+    from webrl.env.web_env import EnvConfig
     from webrl.eval.llm import run_eval_llm
     from webrl.orm.data import from_episode
-
-    from webrl.env.web_env import EnvConfig
     from webrl.rl.loop import stratified
 
     policy, prompt = _policy(args.policy, args)
