@@ -42,6 +42,7 @@ class ValueHead(nn.Module):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
         self.hidden = hidden
+        self.width = width
         self.net = nn.Sequential(nn.LayerNorm(hidden), nn.Linear(hidden, width), nn.GELU(), nn.Linear(width, 1))
         with torch.no_grad():
             for m in self.net:
@@ -116,12 +117,12 @@ def save_critic(head: ValueHead, backbone: str | Path, path: str | Path) -> None
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     torch.save(head.state_dict(), path / "value_head.pt")
-    (path / "critic.json").write_text(json.dumps({"backbone": str(backbone), "hidden": head.hidden}, indent=1) + "\n")
+    (path / "critic.json").write_text(json.dumps({"backbone": str(backbone), "hidden": head.hidden, "width": head.width}, indent=1) + "\n")
 
 
 def load_critic(path: str | Path) -> tuple[ValueHead, str]:
     path = Path(path)
     meta = json.loads((path / "critic.json").read_text())
-    head = ValueHead(meta["hidden"])
+    head = ValueHead(meta["hidden"], meta.get("width", 256))
     head.load_state_dict(torch.load(path / "value_head.pt", weights_only=True))
     return head.eval(), meta["backbone"]
