@@ -127,3 +127,25 @@ def test_llm_reply_parsing_and_feasibility_rule():
     assert feasible(replace(task, intent="Show order #000189"), site)
     assert not feasible(replace(task, intent="Show order #000777"), site)
     assert not feasible(replace(task, intent=" "), site)
+
+
+def test_baseline_methods_select_steps_and_weight_them(tiny):
+    from webrl.rl.actor import METHODS, method_examples
+
+    ex = [RLExample((1, 2, 3), 2, 0, advantage=a, mc_return=r) for a, r in ((0.4, 1.0), (-0.3, 1.0), (0.2, 0.0))]
+    assert method_examples("filtered_bc", ex) == ex[:2]  # steps of successful trajectories
+    assert method_examples("digirl", ex) == [ex[0], ex[2]]  # step-level filter A > 0
+    assert method_examples("webrl", ex) == method_examples("awr", ex) == ex
+    assert METHODS == {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr"}
+    model, tok = tiny
+    ids, mask, labels = _pack(tok, PAIRS)
+    with torch.no_grad():
+        rows = row_logprobs(model, ids, mask, labels, False)
+    n_prompt = [len(tok(p).input_ids) for p, _ in PAIRS]
+    batch = [RLExample(tuple(ids[r][: int(mask[r].sum())].tolist()), n_prompt[r], r, advantage=[0.5, -0.5][r])
+             for r in range(2)]  # fmt: skip
+    loss, info = make_loss_fn("awr", 1.0, awr_temperature=0.5)(model, batch, ids, mask, labels, False)
+    n_act = torch.tensor([len(tok(a).input_ids) for _, a in PAIRS], dtype=torch.float32)
+    w = torch.exp(torch.tensor([1.0, -1.0]))  # exp(A / 0.5)
+    assert loss.item() == pytest.approx(-(w * rows / n_act).mean().item(), abs=1e-4)
+    assert info["actor/weight"] == pytest.approx(w.mean().item(), abs=1e-4)

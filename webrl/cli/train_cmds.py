@@ -25,7 +25,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             return 2
         fields = dict(LOOP_PRESETS[args.preset])
         given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
-                 "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
+                 "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss, "method": args.method,
                  "beta": args.beta, "generator": args.generator, "eval_subset": args.eval_subset,
                  "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs}  # fmt: skip
         fields.update({k: v for k, v in given.items() if v is not None})
@@ -60,7 +60,8 @@ def add_commands(sub) -> None:
     t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
-    t.add_argument("--actor-loss", default=None, help="eq6 (default) | released | sft")
+    t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
+    t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")
     t.add_argument("--beta", type=float, default=None, help="β of eq. 6")
     t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")

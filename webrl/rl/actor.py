@@ -3,9 +3,17 @@ and the loss functions `fit` (rl/sft.py) calls on each batch.
 
   eq6       (default) L = mean((β·(log π_θ(a|s,I) − log π_ref(a|s,I)) − A)²)   (paper eq. 6)
   released  the authors' released-code variant (rl/losses.py:released_actor_loss)
-  sft       plain NLL of the actions (the `--no-kl` ablation: SFT on the buffer)
+  sft       plain NLL of the actions, per token (the `--no-kl` ablation; Filtered BC)
+  awr       advantage-weighted regression: L = −mean(min(exp(A/τ), w_max) · log π_θ(a|s,I) / |a|)
 
 log π sums over the action's tokens (the response and its end token).
+
+Methods (`webrl train --method`), all on the same machinery and budget:
+  webrl        eq6 on every new step + filtered replay (the paper)
+  filtered_bc  sft on the steps of successful trajectories only (new + replay)
+  awr          awr on every new step + replay, A from the critic (eq. 9)
+  digirl       awr after DigiRL's step-level filter (only steps with A > 0); the
+               instruction-level value curriculum is the critic filter on tasks
 """
 
 from __future__ import annotations
@@ -18,7 +26,17 @@ from webrl.models.scoring import IGNORE, selected_logprobs
 from webrl.rl.demos import Example
 from webrl.rl.losses import actor_loss, released_actor_loss
 
-ACTOR_LOSSES = ("eq6", "released", "sft")
+ACTOR_LOSSES = ("eq6", "released", "sft", "awr")
+METHODS = {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr"}
+
+
+def method_examples(method: str, examples: list) -> list:
+    """The steps a method trains on (see the module docstring)."""
+    if method == "filtered_bc":
+        return [e for e in examples if e.mc_return > 0]  # the trajectory succeeded
+    if method == "digirl":
+        return [e for e in examples if e.advantage > 0]
+    return examples
 
 
 @dataclass(frozen=True)
@@ -40,7 +58,7 @@ def row_logprobs(model, input_ids, mask, labels, full_forward: bool) -> torch.Te
     return torch.stack([part.sum() for part in torch.split(flat, counts)])
 
 
-def make_loss_fn(kind: str, beta: float):
+def make_loss_fn(kind: str, beta: float, awr_temperature: float = 0.5, awr_max_weight: float = 20.0):
     """A `fit` loss function for the actor loss `kind` (see module docstring)."""
     if kind not in ACTOR_LOSSES:
         raise ValueError(f"unknown actor loss {kind!r}; choose one of {', '.join(ACTOR_LOSSES)}")
@@ -54,6 +72,12 @@ def make_loss_fn(kind: str, beta: float):
             return loss, {"actor/loss": loss.item(), "actor/kl": (logp.detach() - f("ref_logp")).mean().item()}
         if kind == "eq6":
             return actor_loss(logp, f("ref_logp"), f("advantage"), beta)
+        if kind == "awr":
+            n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
+            w = torch.exp(f("advantage") / awr_temperature).clamp(max=awr_max_weight)
+            loss = -(w * logp / n).mean()
+            return loss, {"actor/loss": loss.item(), "actor/weight": w.mean().item(),
+                          "actor/kl": (logp.detach() - f("ref_logp")).mean().item()}  # fmt: skip
         n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
         return released_actor_loss(logp, f("ref_logp"), n, f("value"), f("next_value"), f("reward"), f("mc_return"))
 

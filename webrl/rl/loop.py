@@ -20,7 +20,8 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
            filter) and features; value head trained with BCE (eq. 8); eq. 9
            advantages -> critic/, examples.jsonl
   actor    one epoch of the KL-constrained loss (eq. 6) on new + filtered replay
-           steps -> actor/final (resumable from actor/ckpt-*)
+           steps (or a baseline's loss and steps: --method, rl/actor.py)
+           -> actor/final (resumable from actor/ckpt-*)
   eval     greedy on a fixed site-stratified subset of the eval split -> eval/
 
 `phase-000/eval` is the starting actor (on the whole eval split when `final_eval`,
@@ -71,7 +72,8 @@ class LoopConfig:
     phases: int = field(default=3, metadata={"help": "WebRL phases"})
     tasks_per_phase: int = field(default=48, metadata={"help": "tasks rolled out per phase"})
     reward: str = field(default="orm", metadata={"help": "orm | oracle (the evaluators; an ablation)"})
-    actor_loss: str = field(default="eq6", metadata={"help": "eq6 | released | sft (--no-kl)"})
+    method: str = field(default="webrl", metadata={"help": "webrl | filtered_bc | awr | digirl (rl/actor.py)"})
+    actor_loss: str = field(default="", metadata={"help": "eq6 | released | sft | awr ('' = the method's)"})
     beta: float = field(default=1.0, metadata={"help": "β of eq. 6"})
     lam: float = field(default=0.5, metadata={"help": "λ of eq. 9"})
     gamma: float = field(default=1.0, metadata={"help": "discount in eq. 9 (paper: none = 1)"})
@@ -107,6 +109,18 @@ class LoopConfig:
             raise ValueError("reward 'orm' needs an ORM checkpoint (--orm PATH), or use --reward oracle")
         if not self.init:
             raise ValueError("LoopConfig.init: give the starting actor checkpoint (--init runs/sft/final)")
+        from webrl.rl.actor import ACTOR_LOSSES, METHODS
+
+        if self.method not in METHODS:
+            raise ValueError(f"LoopConfig.method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
+            raise ValueError(f"LoopConfig.actor_loss must be one of {', '.join(ACTOR_LOSSES)}, got {self.actor_loss!r}")
+
+    @property
+    def loss(self) -> str:
+        from webrl.rl.actor import METHODS
+
+        return self.actor_loss or METHODS[self.method]
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -229,7 +243,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         buffer = update_replay(cfg, run, phase, labelled, pdir, stages)
         banner(phase, "critic", "- π_ref pass, value head (eq. 8), advantages (eq. 9) ")
         examples, cinfo = critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pdir, stages, progress)
-        banner(phase, "actor", f"- {len(examples)} steps, loss {cfg.actor_loss} ")
+        banner(phase, "actor", f"- {len(examples)} steps, {cfg.method}, loss {cfg.loss} ")
         ainfo = actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir, stages, progress)
         del model
         banner(phase, "eval", f"- {len(eval_tasks)} {cfg.eval_split} tasks, greedy ")
@@ -503,7 +517,9 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
                 advantage=float(adv[t]), ref_logp=float(ref_logp[g]), value=float(vals[t]), next_value=nxt,
                 reward=r if t == len(js) - 1 else 0.0, mc_return=float(mc[t]),
             ))  # fmt: skip
-    examples = [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens]
+    from webrl.rl.actor import method_examples
+
+    examples = method_examples(cfg.method, [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens])
     _write_jsonl(path, [asdict(e) for e in examples])
     info = {"critic/loss": round(losses[-1], 4), "replay/kept": len(rep_keep), "replay/scored": len(rep_steps),
             "critic/mean_value": round(float(v[:n_new].mean()), 4) if n_new else None}  # fmt: skip
@@ -532,7 +548,7 @@ def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Sta
     if fault.startswith("actor:"):  # resume test: stop right after the first checkpoint
         train_cfg = replace(train_cfg, save_minutes=0.0)
     line = fit(examples, train_cfg, model, tok, mcfg, out, "actor", extra, progress,
-               loss_fn=make_loss_fn(cfg.actor_loss, cfg.beta), on_checkpoint=lambda step: _fault(f"actor:{step}"))  # fmt: skip
+               loss_fn=make_loss_fn(cfg.loss, cfg.beta), on_checkpoint=lambda step: _fault(f"actor:{step}"))  # fmt: skip
     info = {k: v for k, v in line.items() if k.startswith("actor/")} | {"actor/steps": line.get("step", 0)}
     stages.mark("actor", info)
     return info
