@@ -28,7 +28,10 @@ def _train(run: Path, sft: Path, fault: str | None) -> subprocess.CompletedProce
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_two_phases_killed_and_resumed(tmp_path):
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory):
+    """A cpu-tiny run killed mid-rollout, then mid-update, then resumed: (run, sft, last stdout)."""
+    tmp_path = tmp_path_factory.mktemp("loop")
     sft = tmp_path / "sft"
     assert main(["sft", "--preset", "cpu-tiny", "--limit", "6", "--out", str(sft), "--no-progress"]) == 0
     run = tmp_path / "run"
@@ -41,7 +44,12 @@ def test_two_phases_killed_and_resumed(tmp_path):
     assert (run / "phase-001" / "actor" / "ckpt-2" / "trainer_state.pt").exists()
     done = _train(run, sft, None)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "resuming at step 2" in done.stdout
+    return run, sft, done.stdout
+
+
+def test_two_phases_killed_and_resumed(killed_run):
+    run, sft, stdout = killed_run
+    assert "resuming at step 2" in stdout
 
     for phase in (1, 2):
         pdir = run / f"phase-{phase:03d}"
@@ -80,3 +88,50 @@ def test_stratified_subset_spreads_over_sites():
     assert len(sub) == 48 and len({t.site for t in sub}) == 6
     assert sub == stratified(tasks, 48, seed=0)
     assert stratified(tasks, 0, seed=0) == tasks
+
+
+def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    from webrl.env.chromium_engine import chromium_available, find_chromium
+
+    if not chromium_available():
+        pytest.skip("needs Chromium and playwright (`make test` installs both)")
+    from playwright.sync_api import sync_playwright
+
+    run, _, _ = killed_run
+    shot_run = tmp_path / "with-shots"  # a copy whose final episodes carry screenshots
+    import shutil
+
+    shutil.copytree(run, shot_run)
+    out = tmp_path / "report.html"
+    assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(out.as_uri())
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
+        alts = {a for a, _, _ in sizes}
+        assert {"before-after", "errors", "buckets", "phases-run", "stats-run"} <= alts
+        assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
+        assert "Runs × sites" in page.content()
+        # the viewer, for a run without and with screenshots
+        eps = [json.loads(x) for x in (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()]
+        eps[0]["steps"][0]["screenshot"] = str(shot)
+        (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
+        assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
+        page.goto(out.with_name("report-viewer.html").as_uri())
+        options = page.eval_on_selector_all("#pick option", "els => els.map(e => e.textContent)")
+        assert len(options) >= 16  # 2 runs x 2 phases x 4 rollouts
+        assert page.locator(".step").count() >= 1 and page.locator("img.shot").count() == 0
+        shot_idx = next(i for i, t in enumerate(options) if "with-shots · phase-001" in t)
+        page.select_option("#pick", str(shot_idx))
+        assert page.locator("img.shot").count() == 1
+        assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
+        assert page.locator("pre").first.text_content().startswith("URL: ")
+        browser.close()
+    assert not errors, errors

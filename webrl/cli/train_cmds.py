@@ -1,4 +1,4 @@
-"""`webrl train`: the WebRL phase loop (rl/loop.py)."""
+"""`webrl train` (the WebRL phase loop, rl/loop.py) and `webrl report` (eval/report.py)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from webrl.eval.report import build_report
+
+    missing = [r for r in args.runs if not (Path(r) / "train_config.json").exists()]
+    if missing:
+        print(f"error: not a `webrl train` run folder (no train_config.json): {', '.join(missing)}", file=sys.stderr)
+        return 2
+    out = build_report(args.runs, args.out, args.orm_eval or [])
+    print(f"wrote {out} and {out.with_name(out.stem + '-viewer.html')}")
+    return 0
+
+
 def add_commands(sub) -> None:
     t = sub.add_parser("train", help="the WebRL phase loop: curriculum, rollouts, ORM, critic, actor, eval")
     t.add_argument("--run", required=True, help="run folder (everything the run makes goes here)")
@@ -76,3 +88,9 @@ def add_commands(sub) -> None:
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide progress bars")
     t.set_defaults(func=cmd_train)
+
+    r = sub.add_parser("report", help="one HTML page with plots from run folders, plus a trajectory viewer")
+    r.add_argument("runs", nargs="+", help="`webrl train` run folders")
+    r.add_argument("--out", default="report.html", help="output HTML (the viewer goes next to it: NAME-viewer.html)")
+    r.add_argument("--orm-eval", action="append", help="an `orm eval` orm_eval.json to include (repeatable)")
+    r.set_defaults(func=cmd_report)

@@ -1,0 +1,274 @@
+"""`webrl report RUN [RUN ...] --out report.html`: one self-contained HTML page from
+`webrl train` run folders (plots as embedded PNGs), plus a trajectory viewer
+(`<out>-viewer.html`, linked from the report).
+
+Sections: test success before/after per run (a Figure-1 analog), per-phase
+success per site, the runs x sites table, error taxonomy, success by oracle
+step-count bucket, curriculum statistics per phase, the ORM (accuracy and
+confusion from `--orm-eval` files, agreement with the evaluators per phase),
+replay-buffer size. Everything is read from files the runs wrote; nothing is
+recomputed. Page text (observations, responses) goes into the viewer as JSON
+and is shown with `textContent`, never as HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
+
+
+def _read(path: Path):
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def load_run(path: str | Path) -> dict:
+    """What the report needs from one run folder."""
+    p = Path(path)
+    cfg = _read(p / "train_config.json") or {}
+    return {
+        "name": p.name, "path": p, "method": cfg.get("method", "webrl"), "config": cfg,
+        "start": _read(p / "phase-000" / "eval" / "summary.json"),
+        "final": _read(p / "final" / "eval" / "summary.json"),
+        "phases": _jsonl(p / "metrics.jsonl"),
+        "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
+                        for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
+    }  # fmt: skip
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _img(b64: str, alt: str) -> str:
+    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
+
+
+def _final(run: dict) -> dict | None:
+    if run["final"]:
+        return run["final"]
+    return run["phase_evals"][max(run["phase_evals"])] if run["phase_evals"] else None
+
+
+def plot_before_after(runs: list[dict]) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(runs) + 2), 3.2))
+    xs = range(len(runs))
+    before = [(r["start"] or {}).get("success_rate", 0.0) * 100 for r in runs]
+    after = [(_final(r) or {}).get("success_rate", 0.0) * 100 for r in runs]
+    ax.bar([x - 0.2 for x in xs], before, 0.4, label="start (SFT)", color="#9aa5b1")
+    ax.bar([x + 0.2 for x in xs], after, 0.4, label="after training", color="#2f6fdf")
+    for x, a, b in zip(xs, before, after, strict=True):
+        ax.text(x - 0.2, a + 0.5, f"{a:.1f}", ha="center", fontsize=8)
+        ax.text(x + 0.2, b + 0.5, f"{b:.1f}", ha="center", fontsize=8)
+    ax.set_xticks(list(xs), [f"{r['name']}\n({r['method']})" for r in runs], fontsize=8)
+    ax.set_ylabel("test success (%)")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_phase_curves(run: dict) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    phases = sorted(run["phase_evals"])
+    sites = sorted({s for k in phases for s in (run["phase_evals"][k] or {}).get("per_site", {})})
+    for site in sites:
+        ys = [run["phase_evals"][k].get("per_site", {}).get(site, {}).get("success_rate", float("nan")) * 100
+              for k in phases]  # fmt: skip
+        ax.plot(phases, ys, marker="o", label=site)
+    ax.plot(phases, [run["phase_evals"][k]["success_rate"] * 100 for k in phases], marker="s", color="black",
+            linewidth=2, label="all")  # fmt: skip
+    ax.set_xlabel("phase (0 = start)")
+    ax.set_ylabel("eval success (%)")
+    ax.set_xticks(phases)
+    ax.legend(fontsize=7, ncol=2)
+    return _png(fig)
+
+
+def plot_bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
+    """Grouped bars: series name -> {category: value}."""
+    import matplotlib.pyplot as plt
+
+    cats = sorted({c for v in series.values() for c in v})
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(cats) * max(1, len(series)) + 1.5), 3.2))
+    width = 0.8 / max(1, len(series))
+    for i, (name, vals) in enumerate(series.items()):
+        ax.bar([c + i * width for c in range(len(cats))], [vals.get(c, 0.0) for c in cats], width, label=name)
+    ax.set_xticks([c + 0.4 - width / 2 for c in range(len(cats))], cats, fontsize=8, rotation=15)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def plot_phase_stats(run: dict) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.0))
+    ph = [m["phase"] for m in run["phases"]]
+    for key, label in (("curriculum/generated", "generated"), ("curriculum/feasible", "feasible"),
+                       ("curriculum/kept", "kept by critic"), ("curriculum/used", "used")):  # fmt: skip
+        a1.plot(ph, [m.get(key, 0) for m in run["phases"]], marker="o", label=label)
+    a1.set_title("curriculum per phase", fontsize=9)
+    a1.set_xlabel("phase")
+    a1.legend(fontsize=7)
+    a2.plot(ph, [m.get("buffer/size", 0) for m in run["phases"]], marker="o", label="replay buffer (trajectories)")
+    a2.plot(ph, [m.get("replay/kept", 0) for m in run["phases"]], marker="s", label="replay steps used")
+    a2b = a2.twinx()
+    a2b.plot(ph, [m.get("orm/agreement", float("nan")) for m in run["phases"]], color="black", linestyle="--",
+             marker="^", label="ORM agreement")  # fmt: skip
+    a2b.set_ylim(0, 1.05)
+    a2.set_title("replay buffer and ORM agreement", fontsize=9)
+    a2.set_xlabel("phase")
+    a2.legend(fontsize=7, loc="upper left")
+    a2b.legend(fontsize=7, loc="lower right")
+    for a in (a1, a2):
+        a.set_xticks(ph)
+    return _png(fig)
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    th = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[str | Path] = ()) -> Path:
+    """Write the report and its viewer; returns the report path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    runs = [load_run(p) for p in run_paths]
+    out = Path(out)
+    viewer = out.with_name(out.stem + "-viewer.html")
+    parts = [f"<h1>WebRL report</h1><p>Runs: {html.escape(', '.join(str(r['path']) for r in runs))}. "
+             f'Episodes: <a href="{html.escape(viewer.name)}">trajectory viewer</a>.</p>']  # fmt: skip
+    parts.append("<h2>Test success before and after training</h2>" + _img(plot_before_after(runs), "before-after"))
+    sites = sorted({s for r in runs for s in ((_final(r) or {}).get("per_site") or {})})
+    rows = []
+    for r in runs:
+        f = _final(r) or {}
+        rows.append([r["name"], r["method"], _pct((r["start"] or {}).get("success_rate")), _pct(f.get("success_rate")),
+                     *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites]])  # fmt: skip
+    parts.append("<h2>Runs × sites (success %, final actor)</h2>"
+                 + _table(["run", "method", "start", "final", *sites], rows))  # fmt: skip
+    for r in runs:
+        if r["phase_evals"]:
+            parts.append(f"<h2>Per-phase success per site: {html.escape(r['name'])}</h2>"
+                         + _img(plot_phase_curves(r), f"phases-{r['name']}"))  # fmt: skip
+        if r["phases"]:
+            parts.append(f"<h2>Curriculum, replay and ORM per phase: {html.escape(r['name'])}</h2>"
+                         + _img(plot_phase_stats(r), f"stats-{r['name']}"))  # fmt: skip
+            keys = ["phase", "rollout/success", "rollout/true_success", "orm/agreement", "curriculum/generated",
+                    "curriculum/kept", "curriculum/mean_value", "buffer/size", "critic/loss", "actor/loss",
+                    "actor/kl", "eval/success", "minutes"]  # fmt: skip
+            parts.append(_table(keys, [[m.get(k, "-") for k in keys] for m in r["phases"]]))
+    errors = {r["name"]: {c: float((_final(r) or {}).get("errors", {}).get("counts", {}).get(c, 0)) for c in ERROR_CLASSES}
+              for r in runs}  # fmt: skip
+    parts.append("<h2>Error taxonomy (failed episodes, final actor)</h2>"
+                 + _img(plot_bars("failed episodes by class", errors, "episodes"), "errors"))  # fmt: skip
+    buckets = {r["name"]: {b: 100 * v.get("success_rate", 0.0) for b, v in ((_final(r) or {}).get("per_step_bucket") or {}).items()}
+               for r in runs}  # fmt: skip
+    parts.append("<h2>Success by oracle step count</h2>"
+                 + _img(plot_bars("success by the oracle's step count", buckets, "success (%)"), "buckets"))  # fmt: skip
+    for path in orm_evals:
+        rep = _read(Path(path))
+        if rep is None:
+            continue
+        rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
+                 json.dumps(m["confusion"])] for k, m in [("overall", rep["overall"]), *rep["per_site"].items()]]  # fmt: skip
+        parts.append(f"<h2>ORM: {html.escape(str(path))}</h2>"
+                     + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "confusion"], rows))  # fmt: skip
+    page = _HTML.format(title="WebRL report", style=_STYLE, body="\n".join(parts))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page)
+    viewer.write_text(build_viewer(runs))
+    return out
+
+
+def _episodes(run: dict) -> list[dict]:
+    """Episodes to browse: the final eval, else the last phase's eval, plus the rollouts."""
+    p = run["path"]
+    out = []
+    for label, f in [("final eval", p / "final" / "eval" / "episodes.jsonl"),
+                     *[(f"{d.name} rollouts", d / "rollouts" / "episodes.jsonl") for d in sorted(p.glob("phase-*"))]]:  # fmt: skip
+        for e in _jsonl(f):
+            out.append({"source": f"{run['name']} · {label}", "task_id": e.get("task_id"), "intent": e.get("intent"),
+                        "site": e.get("site"), "success": e.get("success"), "steps": [
+                            {"obs": s.get("obs"), "response": s.get("response"), "action": s.get("action"),
+                             "error": s.get("error"), "url": s.get("url"), "screenshot": _screenshot(s.get("screenshot"))}
+                            for s in e.get("steps", [])]})  # fmt: skip
+    return out
+
+
+def _screenshot(path) -> str | None:
+    if not path or not Path(path).is_file() or Path(path).stat().st_size > 2_000_000:
+        return None
+    return base64.b64encode(Path(path).read_bytes()).decode()
+
+
+def build_viewer(runs: list[dict]) -> str:
+    eps = [e for r in runs for e in _episodes(r)]
+    data = json.dumps(eps).replace("</", "<\\/")  # keep the JSON inside its <script> element
+    return _HTML.format(title="WebRL trajectories", style=_STYLE, body=_VIEWER.replace("__DATA__", data))
+
+
+_STYLE = """body{font-family:system-ui,sans-serif;margin:24px;max-width:1100px;color:#222}
+h2{margin-top:28px;font-size:17px}table{border-collapse:collapse;font-size:13px;margin:8px 0}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f2f4f7}
+img.plot{max-width:100%;border:1px solid #eee;margin:6px 0}pre{white-space:pre-wrap;background:#f7f7f7;
+padding:8px;font-size:12px;max-height:420px;overflow:auto}.step{border-top:2px solid #ddd;padding:6px 0}
+.ok{color:#1a7f37}.bad{color:#c62828}select{max-width:100%}"""
+
+_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>
+<body>{body}</body></html>"""
+
+_VIEWER = """<h1>Trajectory viewer</h1>
+<p><select id="pick"></select> <span id="summary"></span></p><div id="steps"></div>
+<script id="episodes" type="application/json">__DATA__</script>
+<script>
+const EPS = JSON.parse(document.getElementById('episodes').textContent);
+const pick = document.getElementById('pick'), stepsEl = document.getElementById('steps');
+EPS.forEach((e, i) => { const o = document.createElement('option'); o.value = i;
+  o.textContent = `${e.success ? '✓' : '✗'} ${e.source} · ${e.task_id} · ${e.intent}`; pick.appendChild(o); });
+function add(parent, tag, text, cls) { const el = document.createElement(tag); el.textContent = text;
+  if (cls) el.className = cls; parent.appendChild(el); return el; }
+function show(i) {
+  const e = EPS[i]; stepsEl.replaceChildren();
+  const s = document.getElementById('summary');
+  s.textContent = e ? `${e.site} · ${e.steps.length} steps · ${e.success ? 'success' : 'failure'}` : 'no episodes';
+  if (!e) return;
+  s.className = e.success ? 'ok' : 'bad';
+  e.steps.forEach((st, k) => {
+    const d = add(stepsEl, 'div', '', 'step');
+    add(d, 'b', `step ${k + 1} · ${st.url || ''}`);
+    if (st.screenshot) { const im = document.createElement('img'); im.className = 'shot';
+      im.src = 'data:image/png;base64,' + st.screenshot; im.style.maxWidth = '100%'; d.appendChild(im); }
+    if (st.obs) add(d, 'pre', st.obs);
+    add(d, 'pre', 'response: ' + (st.response || ''));
+    add(d, 'div', 'parsed: ' + (st.action || '(none)'));
+    if (st.error) add(d, 'div', 'error: ' + st.error, 'bad');
+  });
+}
+pick.addEventListener('change', () => show(pick.value));
+show(0);
+</script>"""
