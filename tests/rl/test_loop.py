@@ -135,3 +135,22 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
         assert page.locator("pre").first.text_content().startswith("URL: ")
         browser.close()
     assert not errors, errors
+
+
+def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
+    from webrl.cli.study_cmds import format_results, results
+
+    run, sft, _ = killed_run
+    import shutil
+
+    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
+        shutil.copytree(run, tmp_path / name / f"seed-{seed}")
+    table = results(tmp_path, ["webrl", "no_replay"], [0, 1])
+    assert set(table) == {"sft", "webrl", "no_replay"}
+    assert table["webrl"]["all"]["n"] == 2 and table["webrl"]["all"]["std"] == 0.0 and table["no_replay"]["all"]["n"] == 1
+    md = format_results(table)
+    assert md.startswith("| config | all |") and "| webrl |" in md
+    # the command resumes finished runs (no-ops) and writes the table
+    assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
+                 "--seeds", "1", "--configs", "webrl", "--no-progress"]) == 0  # fmt: skip
+    assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out

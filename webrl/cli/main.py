@@ -10,6 +10,7 @@ from pathlib import Path
 from webrl.cli.demo_cmds import add_commands as add_demo_commands
 from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
 from webrl.cli.orm_cmds import add_commands as add_orm_commands
+from webrl.cli.study_cmds import add_commands as add_study_commands
 from webrl.cli.train_cmds import add_commands as add_train_commands
 from webrl.tasks.schema import TaskError
 
@@ -228,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_orm_commands(sub)  # orm data|train|eval
     add_train_commands(sub)  # train
     add_demo_commands(sub)  # demo
+    add_study_commands(sub)  # study
 
     t = sub.add_parser("tasks", help="task splits and families")
     tsub = t.add_subparsers(dest="tasks_cmd", required=True)

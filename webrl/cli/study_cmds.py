@@ -1,0 +1,132 @@
+"""`webrl study`: methods and ablations x seeds with `webrl train`, then a results table.
+
+    webrl study --init runs/demo/sft/final --orm runs/demo/orm/model/final \\
+                --demos runs/demo/sft/demos.jsonl --out runs/study --seeds 3
+
+Every (config, seed) is one resumable `webrl train` run in OUT/<config>/seed-<s>/;
+finished runs are skipped, so rerunning the command resumes the study. The
+table (OUT/results.json, OUT/results.md) gives mean ± std over seeds of the
+final actor's success (the whole-split eval, else the last phase's subset eval),
+overall and per site; the `sft` row is the starting actor (the first config's
+phase-0 evals).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+INF = 1e9
+CONFIGS: dict[str, dict] = {
+    "webrl": {},
+    "filtered_bc": {"method": "filtered_bc"},
+    "awr": {"method": "awr"},
+    "digirl": {"method": "digirl"},
+    "no_replay": {"replay": False},
+    "no_kl": {"actor_loss": "sft"},
+    "no_replay_no_kl": {"replay": False, "actor_loss": "sft"},
+    "no_curriculum": {"curriculum": False},
+    "beta_0.1": {"beta": 0.1},
+    "beta_10": {"beta": 10.0},
+    "ppl_low": {"ppl_lo": 1.0, "ppl_hi": 1 / 0.95},
+    "ppl_high": {"ppl_lo": 1 / 0.5, "ppl_hi": INF},
+    "ppl_all": {"ppl_lo": 1.0, "ppl_hi": INF},
+}
+DEFAULT = "webrl,filtered_bc,awr,digirl,no_replay,no_kl,no_replay_no_kl,no_curriculum"
+
+
+def _stats(xs: list[float]) -> dict:
+    return {"mean": round(statistics.mean(xs), 4), "std": round(statistics.stdev(xs), 4) if len(xs) > 1 else 0.0,
+            "n": len(xs)}  # fmt: skip
+
+
+def _final_summary(run: Path) -> Path | None:
+    """The final actor's eval: the whole-split one, else the last finished phase's."""
+    if (run / "final" / "eval" / "summary.json").exists():
+        return run / "final" / "eval" / "summary.json"
+    if not (run / "metrics.jsonl").exists():
+        return None
+    last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])["phase"]
+    f = run / f"phase-{last:03d}" / "eval" / "summary.json"
+    return f if f.exists() else None
+
+
+def results(out: Path, names: list[str], seeds: list[int]) -> dict:
+    """mean ± std over the seeds that finished, per config, overall and per site."""
+    table: dict[str, dict] = {}
+    start: dict[str, list[float]] = {}
+    for name in names:
+        finals: dict[str, list[float]] = {}
+        for s in seeds:
+            run = out / name / f"seed-{s}"
+            f, a = _final_summary(run), run / "phase-000" / "eval" / "summary.json"
+            if f is None:
+                continue
+            fin = json.loads(f.read_text())
+            finals.setdefault("all", []).append(fin["success_rate"])
+            for site, v in fin.get("per_site", {}).items():
+                finals.setdefault(site, []).append(v["success_rate"])
+            if a.exists() and name == names[0]:
+                st = json.loads(a.read_text())
+                start.setdefault("all", []).append(st["success_rate"])
+                for site, v in st.get("per_site", {}).items():
+                    start.setdefault(site, []).append(v["success_rate"])
+        if finals:
+            table[name] = {k: _stats(v) for k, v in finals.items()}
+    if start:
+        table = {"sft": {k: _stats(v) for k, v in start.items()}, **table}
+    return table
+
+
+def format_results(table: dict) -> str:
+    sites = sorted({s for row in table.values() for s in row if s != "all"})
+    head = "| config | all | " + " | ".join(sites) + " |\n|---|---|" + "---|" * len(sites)
+    cell = lambda m: f"{100 * m['mean']:.1f} ± {100 * m['std']:.1f} (n={m['n']})" if m else "-"  # noqa: E731
+    rows = [f"| {name} | {cell(row.get('all'))} | " + " | ".join(cell(row.get(s)) for s in sites) + " |"
+            for name, row in table.items()]  # fmt: skip
+    return head + "\n" + "\n".join(rows)
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        print(f"error: unknown config(s) {unknown}; choose from {', '.join(CONFIGS)}", file=sys.stderr)
+        return 2
+    seeds = list(range(args.seeds))
+    out = Path(args.out)
+    base = {**LOOP_PRESETS[args.preset], "init": args.init, "orm": args.orm, "demos": args.demos or "",
+            **({"reward": "oracle"} if not args.orm else {}),
+            **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
+                                 "eval_subset": args.eval_subset}.items() if v is not None}}  # fmt: skip
+    for s in seeds:
+        for name in names:
+            run = out / name / f"seed-{s}"  # a finished run resumes to a no-op
+            print(f"\n#### study: {name}, seed {s} -> {run}", flush=True)
+            train(LoopConfig(**{**base, **CONFIGS[name], "seed": s}), run, progress=not args.no_progress)
+    table = results(out, names, seeds)
+    (out / "results.json").write_text(json.dumps(table, indent=1) + "\n")
+    (out / "results.md").write_text(format_results(table) + "\n")
+    print(format_results(table))
+    return 0
+
+
+def add_commands(sub) -> None:
+    s = sub.add_parser("study", help="methods and ablations x seeds (resumable), then a mean ± std results table")
+    s.add_argument("--out", required=True, help="study folder")
+    s.add_argument("--init", required=True, help="starting actor (the SFT checkpoint)")
+    s.add_argument("--orm", default="", help="ORM checkpoint (none: the evaluators give the rewards)")
+    s.add_argument("--demos", default="", help="SFT demonstrations JSONL (replay phase 0)")
+    s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
+    s.add_argument("--seeds", type=int, default=3, help="seeds per config")
+    s.add_argument("--configs", default=DEFAULT, help=f"comma list from: {', '.join(CONFIGS)}")
+    s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3)")
+    s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
+    s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
+    s.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    s.set_defaults(func=cmd_study)
