@@ -58,3 +58,26 @@ def trainable_parameters(model) -> tuple[int, int]:
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
     return trainable, total
+
+
+def merged_for_inference(model):
+    """The plain model with its active adapter merged into the weights (PEFT `merge_and_unload`).
+
+    Measured here (SmolLM2, one thread, bf16): prefill 856 tokens/s merged vs 226 with the
+    adapter applied at every projection; inference-only code (eval, serving, the ORM) should
+    always merge. A model without adapters is returned as is."""
+    return model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+
+
+@contextmanager
+def adapters_merged(model) -> Iterator[None]:
+    """Merge the active adapter in place for a forward-only pass (rollouts, scoring) of a model
+    that will be trained next, and unmerge it after (exact up to float rounding in fp32)."""
+    if not hasattr(model, "merge_adapter"):
+        yield
+        return
+    model.merge_adapter()
+    try:
+        yield
+    finally:
+        model.unmerge_adapter()

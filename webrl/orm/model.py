@@ -41,8 +41,12 @@ class LocalORM:
     @classmethod
     def from_checkpoint(cls, path: str | Path, **kw) -> LocalORM:
         from webrl.models.build import load_checkpoint
+        from webrl.models.lora import merged_for_inference
 
         model, tok, cfg = load_checkpoint(path)
+        model = merged_for_inference(model)
+        if cfg.autocast_bf16:  # inference only: bf16 weights, no per-op casts
+            model = model.to(torch.bfloat16)
         kw.setdefault("autocast_bf16", cfg.autocast_bf16)
         return cls(model, tok, load_orm_prompt_config(path), **kw)
 

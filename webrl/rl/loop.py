@@ -344,7 +344,7 @@ def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mc
     from webrl.agent.prompt import build_prompt
     from webrl.env.web_env import WebEnv
     from webrl.models.critic import Step, load_critic, score_steps, values
-    from webrl.models.lora import load_adapter, use_adapter
+    from webrl.models.lora import adapters_merged, load_adapter, use_adapter
 
     if not tasks:
         return []
@@ -358,7 +358,7 @@ def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mc
     steps = [Step(p, ()) for p in prompts]
     load_adapter(model, backbone, "critic")
     try:
-        with use_adapter(model, "critic"):
+        with use_adapter(model, "critic"), adapters_merged(model):
             feats, _, _ = score_steps(model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)
     finally:
         model.delete_adapter("critic")
@@ -371,6 +371,7 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     from webrl.env.web_env import EnvConfig
     from webrl.eval.llm import run_eval_llm
     from webrl.eval.runner import read_episodes
+    from webrl.models.lora import adapters_merged
 
     out = pdir / "rollouts"
     if "rollout" in stages:
@@ -383,9 +384,10 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
         count["n"] += 1
         _fault(f"rollout:{count['n']}")
 
-    _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=cfg.temperature), n_envs=cfg.envs,
-                              env_config=EnvConfig(max_steps=cfg.rollout_max_steps), out_dir=out, progress=progress,
-                              on_record=on_episode)  # fmt: skip
+    with adapters_merged(model):  # forward-only: merged adapters are ~3x faster on CPU
+        _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=cfg.temperature), n_envs=cfg.envs,
+                                  env_config=EnvConfig(max_steps=cfg.rollout_max_steps), out_dir=out,
+                                  progress=progress, on_record=on_episode)  # fmt: skip
     model.train()
     stages.mark("rollout", {"episodes": len(records)})
     return records
@@ -475,8 +477,11 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
     all_steps = new_steps + rep_steps
     bar = tqdm(total=len(all_steps), desc="π_ref pass", unit="step", disable=not progress, leave=False)
-    feats, ref_logp, n_tok = score_steps(model, all_steps, tok.pad_token_id, cfg.max_batch_tokens,
-                                         mcfg.autocast_bf16, bar.update)
+    from webrl.models.lora import adapters_merged
+
+    with adapters_merged(model):
+        feats, ref_logp, n_tok = score_steps(model, all_steps, tok.pad_token_id, cfg.max_batch_tokens,
+                                             mcfg.autocast_bf16, bar.update)
     bar.close()
     # replay selection: the perplexity window under π_ref, at most replay_ratio × new steps
     n_new = len(new_steps)
