@@ -208,7 +208,6 @@ class Banner:
 def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     """Run (or resume) the WebRL phases into `run_dir`; returns the last metrics line."""
     from webrl.agent.prompt import load_prompt_config
-    from webrl.tasks.splits import load_split
 
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -217,12 +216,12 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         raise ValueError(f"{run} holds a run with a different train_config.json; use a new --run or the same settings")
     saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
     prompt = load_prompt_config(cfg.init)
-    eval_tasks = stratified(load_split(cfg.eval_split), cfg.eval_subset, cfg.seed)
+    eval_tasks = stratified(_eval_tasks(cfg.eval_split), cfg.eval_subset, cfg.seed)
     banner = Banner(cfg.phases)
     line: dict = {}
 
     print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
-    evaluate(cfg, cfg.init, load_split(cfg.eval_split) if cfg.final_eval else eval_tasks, run / "phase-000", prompt,
+    evaluate(cfg, cfg.init, _eval_tasks(cfg.eval_split) if cfg.final_eval else eval_tasks, run / "phase-000", prompt,
              progress)  # fmt: skip
     for phase in range(1, cfg.phases + 1):
         t_phase = time.perf_counter()
@@ -259,7 +258,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     if cfg.final_eval:
         last = cfg.init if cfg.phases == 0 else str(run / f"phase-{cfg.phases:03d}" / "actor" / "final")
         print(f"== final eval: {cfg.eval_split} split, greedy", flush=True)
-        evaluate(cfg, last, load_split(cfg.eval_split), run / "final", prompt, progress, folder="eval")
+        evaluate(cfg, last, _eval_tasks(cfg.eval_split), run / "final", prompt, progress, folder="eval")
     return line
 
 
@@ -302,7 +301,9 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     seeds = [prev_tasks[str(x["task_id"])] for x in labels if x["reward"] < 1.0 and str(x["task_id"]) in prev_tasks]
     if not seeds:  # nothing failed: grow from every task of the last phase
         seeds = list(prev_tasks.values())
-    used = {t.intent for t in load_split(eval_split_guard(cfg))}
+    used = {t.intent for t in load_split("test")}  # never a test task, whatever the eval split
+    if cfg.eval_split != "test":
+        used |= {t.intent for t in _eval_tasks(cfg.eval_split)}
     for p in sorted(run.glob("phase-*/tasks.json")):
         used |= {t.intent for t in load_tasks(p)}
     world = WorldApp()
@@ -335,8 +336,12 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     return tasks, cur
 
 
-def eval_split_guard(cfg: LoopConfig) -> str:
-    return cfg.eval_split if cfg.eval_split in ("test", "train") else "test"
+def _eval_tasks(split: str) -> list:
+    """A split name or a task file."""
+    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.splits import load_split
+
+    return load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
 
 
 def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mcfg, prompt, world) -> list[float]:
