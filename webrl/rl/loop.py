@@ -473,12 +473,16 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     rng = random.Random(cfg.seed)
     new_steps, new_where = _steps_of(new, tok, prompt)
     replay_eps: list[dict] = []
-    if cfg.replay and buffer:
+    if cfg.replay and buffer:  # whole trajectories (eq. 9 needs V of each next step), up to the step budget
         n_sample = int(cfg.replay_sample * max(1, len(new_steps)))
-        pool = [(k, i) for k, ep in enumerate(buffer) for i in range(len(ep["steps"]))]
-        chosen = sorted(rng.sample(pool, min(n_sample, len(pool))))
-        eps_idx = sorted({k for k, _ in chosen})
-        replay_eps = [buffer[k] for k in eps_idx]
+        order = list(range(len(buffer)))
+        rng.shuffle(order)
+        total = 0
+        for k in order:
+            if total >= n_sample:
+                break
+            replay_eps.append(buffer[k])
+            total += len(buffer[k]["steps"])
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
     all_steps = new_steps + rep_steps
     bar = tqdm(total=len(all_steps), desc="π_ref pass", unit="step", disable=not progress, leave=False)
