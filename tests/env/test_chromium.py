@@ -186,7 +186,8 @@ def test_crash_and_hang_void_the_episode_then_recover(notes_world):
 
 
 LEFTOVER_SCRIPT = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as in a terminal, even if started with SIGINT ignored
 sys.path.insert(0, {tests!r})
 from support import NOTES, notes_task
 from webrl.env.chromium_backend import ChromiumBackend
@@ -238,7 +239,7 @@ def test_no_browser_left_behind(how, tmp_path):
             assert proc.stdout.readline().split() == ["CLOSED"]
         else:
             proc.send_signal(getattr(signal, how))
-        proc.wait(timeout=90)  # a loaded 2-core machine can take a while to shut Playwright down
+        proc.wait(timeout=30)
         deadline = time.monotonic() + 15
         while any(_alive(p) for p in pids) and time.monotonic() < deadline:
             time.sleep(0.2)
