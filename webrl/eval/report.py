@@ -167,7 +167,8 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     rows = []
     for r in runs:
         f = _final(r) or {}
-        rows.append([r["name"], r["method"], _pct((r["start"] or {}).get("success_rate")), _pct(f.get("success_rate")),
+        final_label = _pct(f.get("success_rate")) + ("" if r["final"] else f" (subset of {f.get('episodes', 0)})")
+        rows.append([r["name"], r["method"], _pct((r["start"] or {}).get("success_rate")), final_label,
                      *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites]])  # fmt: skip
     parts.append("<h2>Runs × sites (success %, final actor)</h2>"
                  + _table(["run", "method", "start", "final", *sites], rows))  # fmt: skip
