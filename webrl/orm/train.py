@@ -29,13 +29,6 @@ class ORMConfig(TrainConfig):
     data: str = field(default="", metadata={"help": "trajectories JSONL from `webrl orm data`"})
     prompt: ORMPromptConfig = field(default_factory=ORMPromptConfig, metadata={"help": "ORM prompt (orm/prompt.py)"})
 
-    @classmethod
-    def from_json(cls, d: dict) -> ORMConfig:
-        d = dict(d)
-        if isinstance(d.get("prompt"), dict):
-            d["prompt"] = ORMPromptConfig(**d["prompt"])
-        return cls(**d)
-
 
 ORM_PRESETS: dict[str, ORMConfig] = {
     "cpu-tiny": ORMConfig(lr=3e-3, max_steps=4, log_every=1, warmup_steps=1, max_batch_tokens=4096,

@@ -28,7 +28,7 @@ import math
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -81,6 +81,15 @@ class TrainConfig:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, d: dict):
+        """Rebuild from `to_json` output, nested dataclass fields (e.g. `prompt`) included."""
+        d = dict(d)
+        for f in fields(cls):
+            if isinstance(d.get(f.name), dict) and f.default_factory is not MISSING:
+                d[f.name] = type(f.default_factory())(**d[f.name])
+        return cls(**d)
+
 
 @dataclass(frozen=True)
 class SFTConfig(TrainConfig):
@@ -90,13 +99,6 @@ class SFTConfig(TrainConfig):
     sites: str | None = field(default=None, metadata={"help": "comma-separated site filter"})
     limit: int | None = field(default=None, metadata={"help": "use only the first N tasks"})
     prompt: PromptConfig = field(default_factory=PromptConfig, metadata={"help": "prompt layout (agent/prompt.py)"})
-
-    @classmethod
-    def from_json(cls, d: dict) -> SFTConfig:
-        d = dict(d)
-        if isinstance(d.get("prompt"), dict):
-            d["prompt"] = PromptConfig(**d["prompt"])
-        return cls(**d)
 
 
 SFT_PRESETS: dict[str, SFTConfig] = {

@@ -1,0 +1,107 @@
+"""Settings of the WebRL phase loop (`webrl train`): `LoopConfig`, its presets and the
+metric names `rl/loop.py` writes to `metrics.jsonl`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from webrl.rl.sft import TrainConfig
+
+METRICS = {
+    "rollout/success": "share of rollouts the training reward calls a success (ORM, or evaluators)",
+    "rollout/true_success": "share of rollouts the ground-truth evaluators call a success",
+    "orm/positive_rate": "share of rollouts the ORM labels a success",
+    "orm/agreement": "ORM label == evaluator label, over rollouts that have an evaluator",
+    "curriculum/generated": "candidate tasks generated from the failures",
+    "curriculum/feasible": "candidates left after the feasibility filter",
+    "curriculum/kept": "candidates kept by the critic filter",
+    "curriculum/mean_value": "mean critic value V(s0, I) of the candidates",
+    "buffer/size": "successful trajectories in the replay buffer (all phases)",
+    "replay/kept": "replay steps mixed into this phase's actor update after the perplexity filter",
+    "critic/loss": "final BCE of the value head (eq. 8)",
+    "actor/loss": "mean actor loss over the epoch (eq. 6 unless another --actor-loss)",
+    "actor/kl": "mean log π_θ/π_ref of the trained actions",
+    "eval/success": "greedy success on the eval subset (ground-truth evaluators)",
+}
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """`webrl train` settings (saved as `train_config.json` in the run folder)."""
+
+    init: str = field(default="", metadata={"help": "starting actor checkpoint (the SFT model)"})
+    orm: str = field(default="", metadata={"help": "ORM checkpoint (not needed with reward=oracle)"})
+    demos: str = field(default="", metadata={"help": "SFT demonstrations JSONL: replay phase 0 ('' = none)"})
+    phases: int = field(default=3, metadata={"help": "WebRL phases"})
+    tasks_per_phase: int = field(default=48, metadata={"help": "tasks rolled out per phase"})
+    reward: str = field(default="orm", metadata={"help": "orm | oracle (the evaluators; an ablation)"})
+    method: str = field(default="webrl", metadata={"help": "webrl | filtered_bc | awr | digirl (rl/actor.py)"})
+    actor_loss: str = field(default="", metadata={"help": "eq6 | released | sft | awr ('' = the method's)"})
+    beta: float = field(default=1.0, metadata={"help": "β of eq. 6"})
+    lam: float = field(default=0.5, metadata={"help": "λ of eq. 9"})
+    gamma: float = field(default=1.0, metadata={"help": "discount in eq. 9 (paper: none = 1)"})
+    replay: bool = field(default=True, metadata={"help": "mix replayed successes into the actor update"})
+    ppl_filter: bool = field(default=True, metadata={"help": "keep replay steps with perplexity in [ppl_lo, ppl_hi]"})
+    ppl_lo: float = field(default=1 / 0.95, metadata={"help": "perplexity window low end"})
+    ppl_hi: float = field(default=1 / 0.5, metadata={"help": "perplexity window high end"})
+    replay_ratio: float = field(default=2.0, metadata={"help": "replay steps at most this × new steps"})
+    replay_sample: float = field(default=4.0, metadata={"help": "replay steps scored per new step (before the filter)"})
+    curriculum: bool = field(default=True, metadata={"help": "generate tasks from failures (off: train split only)"})
+    generator: str = field(default="offline", metadata={"help": "offline | an OpenAI-compatible URL (LLM generator)"})
+    candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
+    critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
+    critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
+    critic_epochs: int = field(default=30, metadata={"help": "value-head epochs over the cached features"})
+    critic_lr: float = field(default=1e-3, metadata={"help": "value-head learning rate"})
+    temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature"})
+    rollout_max_steps: int = field(default=12, metadata={"help": "steps before a rollout is truncated"})
+    eval_max_steps: int = field(default=30, metadata={"help": "steps before an eval episode is truncated"})
+    envs: int = field(default=16, metadata={"help": "parallel envs (episodes in one batched generate)"})
+    eval_split: str = field(default="test", metadata={"help": "split for the per-phase and final evals"})
+    eval_subset: int = field(default=48, metadata={"help": "per-phase eval tasks, site-stratified (0 = all)"})
+    final_eval: bool = field(default=True, metadata={"help": "evaluate the final actor on the whole eval split"})
+    max_batch_tokens: int = field(default=8192, metadata={"help": "padded tokens per scoring forward pass"})
+    seed: int = field(default=0, metadata={"help": "task sampling, generation and data order"})
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-4, epochs=1.0, warmup_steps=2,
+                                                                   max_seq_tokens=1400, save_minutes=3.0))
+
+    def __post_init__(self):
+        if self.reward not in ("orm", "oracle"):
+            raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
+        if self.reward == "orm" and not self.orm:
+            raise ValueError("reward 'orm' needs an ORM checkpoint (--orm PATH), or use --reward oracle")
+        if not self.init:
+            raise ValueError("LoopConfig.init: give the starting actor checkpoint (--init runs/sft/final)")
+        from webrl.rl.actor import ACTOR_LOSSES, METHODS
+
+        if self.method not in METHODS:
+            raise ValueError(f"LoopConfig.method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
+            raise ValueError(f"LoopConfig.actor_loss must be one of {', '.join(ACTOR_LOSSES)}, got {self.actor_loss!r}")
+
+    @property
+    def loss(self) -> str:
+        from webrl.rl.actor import METHODS
+
+        return self.actor_loss or METHODS[self.method]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> LoopConfig:
+        d = dict(d)
+        d["train"] = TrainConfig(**d.get("train", {}))
+        return cls(**d)
+
+
+LOOP_PRESETS: dict[str, dict] = {
+    "cpu-tiny": {"phases": 2, "tasks_per_phase": 4, "eval_subset": 4, "rollout_max_steps": 3, "eval_max_steps": 3,
+                 "envs": 4, "final_eval": False, "critic_epochs": 3,
+                 "train": TrainConfig(lr=1e-3, epochs=1.0, warmup_steps=1, max_seq_tokens=4096,
+                                      max_batch_tokens=4096, log_every=1)},
+    # 2 CPU cores: ~11 min per phase, so SFT + ORM + 3 phases + two whole-split evals fit in ~2 hours
+    "cpu": {"tasks_per_phase": 16, "eval_subset": 16, "replay_sample": 1.0},
+    "gpu": {"tasks_per_phase": 500, "eval_subset": 0, "envs": 64, "max_batch_tokens": 65536,
+            "train": TrainConfig(lr=1e-6, epochs=1.0, max_batch_tokens=32768, max_seq_tokens=4096)},
+}  # fmt: skip
