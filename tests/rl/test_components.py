@@ -149,3 +149,15 @@ def test_baseline_methods_select_steps_and_weight_them(tiny):
     w = torch.exp(torch.tensor([1.0, -1.0]))  # exp(A / 0.5)
     assert loss.item() == pytest.approx(-(w * rows / n_act).mean().item(), abs=1e-4)
     assert info["actor/weight"] == pytest.approx(w.mean().item(), abs=1e-4)
+
+
+def test_critic_fits_on_policy_steps_unless_told_to_add_replay():
+    from webrl.rl.loop import critic_targets
+
+    # 3 new steps (a failed 2-step episode, a successful 1-step one); replay steps 0 and 2 kept
+    idx, y = critic_targets([0.0, 0.0, 1.0], [0, 2], with_replay=False)
+    assert idx == [0, 1, 2] and y.tolist() == [0.0, 0.0, 1.0]
+    idx, y = critic_targets([0.0, 0.0, 1.0], [0, 2], with_replay=True)
+    assert idx == [0, 1, 2, 3, 5] and y.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0]
+    idx, y = critic_targets([], [1], with_replay=False)
+    assert idx == [] and y.numel() == 0

@@ -367,6 +367,16 @@ def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, 
     return steps, where
 
 
+def critic_targets(new_rewards: list[float], rep_keep: list[int], with_replay: bool) -> tuple[list[int], torch.Tensor]:
+    """Rows of the π_ref features the value head fits (new steps first, then replay steps) and
+    their eq. 8 targets: each new step's final trajectory reward; kept replay steps (successes,
+    target 1) only `with_replay`."""
+    n_new = len(new_rewards)
+    on_replay = list(rep_keep) if with_replay else []
+    idx = list(range(n_new)) + [n_new + j for j in on_replay]
+    return idx, torch.tensor(list(new_rewards) + [1.0] * len(on_replay))
+
+
 def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pdir: Path, stages: Stages, progress):
     """Stage `critic` (module docstring). Returns (RL examples for the actor, info)."""
     from tqdm import tqdm
@@ -412,10 +422,9 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
         rep_keep = select_replay(ppl, n_new, cfg.replay_ratio, cfg.seed, cfg.ppl_lo, cfg.ppl_hi)
     else:
         rep_keep = sorted(rng.sample(range(len(rep_steps)), min(len(rep_steps), int(cfg.replay_ratio * n_new))))
-    # critic: eq. 8 on the new steps and the kept replay steps
-    rewards_new = torch.tensor([float(new[k]["reward"]) for k, _ in new_where])
-    idx = list(range(n_new)) + [n_new + j for j in rep_keep]
-    y = torch.cat([rewards_new, torch.ones(len(rep_keep))])
+    # critic: eq. 8 on this phase's on-policy steps (+ the kept replay steps with `critic_replay`):
+    # V estimates the current actor's success; replayed successes are a selected sample of it
+    idx, y = critic_targets([float(new[k]["reward"]) for k, _ in new_where], rep_keep, cfg.critic_replay)
     head = ValueHead(feats.shape[1], seed=cfg.seed)
     losses = train_value_head(head, feats[idx], y, cfg.critic_epochs, cfg.critic_lr, seed=cfg.seed) if idx else [0.0]
     save_critic(head, actor_path, pdir / "critic")

@@ -51,6 +51,11 @@ class LoopConfig:
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
     critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
     critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
+    critic_replay: bool = field(
+        default=False,
+        metadata={"help": "also fit the value head on the kept replay steps (all successes: V drifts upward, "
+                  "away from the current policy's success rate)"},
+    )
     critic_epochs: int = field(default=30, metadata={"help": "value-head epochs over the cached features"})
     critic_lr: float = field(default=1e-3, metadata={"help": "value-head learning rate"})
     temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature"})
