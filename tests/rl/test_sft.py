@@ -99,3 +99,17 @@ def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
     assert all(torch.allclose(wa[k], wb[k], atol=1e-6) for k in wa)
     with pytest.raises(ValueError, match="different sft_config"):
         train_sft(replace(cfg, lr=0.5), preset("cpu-tiny"), b, progress=False)
+
+
+def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path):
+    from webrl.cli.main import main
+
+    out = tmp_path / "s"
+    args = ["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "1", "--out", str(out),
+            "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    prompt = json.loads((out / "final" / "prompt_config.json").read_text())
+    assert prompt["max_rounds"] == 2 and prompt["max_prompt_tokens"] == 900
+    assert json.loads((out / "final" / "webrl_model.json").read_text())["lora"]["top_layers"] == 1
+    assert all(".layers.1." in k for k in _adapter(out / "final"))  # cpu-tiny has 2 layers: the top one only
+    assert main(["sft", "--preset", "gpu", "--out", str(tmp_path / "g"), "--top-layers", "2"]) == 2

@@ -91,12 +91,19 @@ def cmd_sft(args: argparse.Namespace) -> int:
 
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
+    if args.top_layers is not None:
+        if model_cfg.lora is None:
+            print(f"error: --top-layers needs a LoRA preset; {args.preset!r} fine-tunes all weights", file=sys.stderr)
+            return 2
+        model_cfg = replace(model_cfg, lora=replace(model_cfg.lora, top_layers=args.top_layers))
     if model_cfg.threads:
         torch.set_num_threads(model_cfg.threads)
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
               "seed": args.seed}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
+    prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
+    cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
     line = train_sft(cfg, model_cfg, args.out, progress=not args.no_progress)
     print(json.dumps(line))
     print(f"final checkpoint: {Path(args.out) / 'final'}")
@@ -146,6 +153,9 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--sites", default=None, help="comma-separated site filter")
     s.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     s.add_argument("--seed", type=int, default=None, help="data order seed")
+    s.add_argument("--top-layers", type=int, default=None, help="LoRA on the top N decoder layers only (0 = all; cpu 12)")
+    s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")
+    s.add_argument("--max-rounds", type=int, default=None, help="past rounds kept in the prompt (cpu 6; 0 = all)")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=cmd_sft)
