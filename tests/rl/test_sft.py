@@ -113,3 +113,21 @@ def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path):
     assert json.loads((out / "final" / "webrl_model.json").read_text())["lora"]["top_layers"] == 1
     assert all(".layers.1." in k for k in _adapter(out / "final"))  # cpu-tiny has 2 layers: the top one only
     assert main(["sft", "--preset", "gpu", "--out", str(tmp_path / "g"), "--top-layers", "2"]) == 2
+
+
+def test_epoch_batches_cover_each_epoch_once_when_epochs_differ_in_batch_count():
+    from webrl.rl.sft import EpochBatches
+
+    lengths = [40 + (i * 53) % 300 for i in range(90)]
+    counts = [len(length_batches(lengths, 500, seed)) for seed in range(6)]
+    assert len(set(counts)) > 1  # the case that broke the old step -> (epoch, k) arithmetic
+    sched = EpochBatches(lengths, 500, seed=0)
+    step = 0
+    for epoch in range(6):
+        seen = []
+        for _ in range(counts[epoch]):
+            seen += sched.at(step)
+            step += 1
+        assert sorted(seen) == list(range(90)) and sched.epoch == epoch
+    assert EpochBatches(lengths, 500, seed=0).at(step - 1) == sched.at(step - 1)  # a resumed run agrees
+    assert sched.at(0) == length_batches(lengths, 500, 0)[0]

@@ -112,6 +112,25 @@ SFT_PRESETS: dict[str, SFTConfig] = {
 }  # fmt: skip
 
 
+class EpochBatches:
+    """Global step -> the batch (example indices) it trains on. Each epoch is a fresh length-bucketed
+    shuffle (seed + epoch), so the same step always gets the same batch (exact resume); epochs may
+    hold different numbers of batches, since bucketing depends on the order."""
+
+    def __init__(self, lengths: list[int], max_batch_tokens: int, seed: int):
+        self.lengths, self.max_batch_tokens, self.seed = lengths, max_batch_tokens, seed
+        self.epoch, self.start, self.batches = -1, 0, []
+
+    def at(self, step: int) -> list[int]:
+        if step < self.start:  # going back: replay the epochs from the first
+            self.epoch, self.start, self.batches = -1, 0, []
+        while step >= self.start + len(self.batches):
+            self.start += len(self.batches)
+            self.epoch += 1
+            self.batches = length_batches(self.lengths, self.max_batch_tokens, self.seed + self.epoch)
+        return self.batches[step - self.start]
+
+
 def lr_at(cfg: SFTConfig, step: int, total_steps: int, elapsed_s: float) -> float:
     """Linear warmup, then cosine decay to min_lr_ratio over steps or the time budget."""
     if step < cfg.warmup_steps:
@@ -198,6 +217,8 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     """
     from accelerate import Accelerator
 
+    if not examples:
+        raise ValueError(f"{name}: no training examples (all longer than max_seq_tokens, or no data)")
     out.mkdir(parents=True, exist_ok=True)
     pad_id = tok.pad_token_id
     accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="bf16" if model_cfg.autocast_bf16 else "no")
@@ -227,13 +248,9 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
     last_save = time.perf_counter()
     line: dict = {}
-    lengths = [e.n_tokens for e in examples]
-    epoch_batches: dict[int, list[list[int]]] = {}
+    schedule = EpochBatches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed)
     while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
-        epoch, k = divmod(step, per_epoch)
-        if epoch not in epoch_batches:  # a fresh shuffle per epoch, reproducible on resume
-            epoch_batches = {epoch: length_batches(lengths, cfg.max_batch_tokens, cfg.seed + epoch)}
-        batch_ids = epoch_batches[epoch][k]
+        batch_ids = schedule.at(step)
         batch_ids = batch_ids[accelerator.process_index :: accelerator.num_processes] or batch_ids[:1]
         t0, c0 = time.perf_counter(), time.process_time()
         input_ids, mask, labels = (t.to(accelerator.device) for t in batch_tensors([examples[i] for i in batch_ids], pad_id))
