@@ -1,5 +1,8 @@
 """The actor prompt: layout, placeholders, truncation, completions, end of action."""
 
+import json
+from dataclasses import asdict, replace
+
 import pytest
 
 from webrl.agent.prompt import (
@@ -35,8 +38,9 @@ def test_messages_layout():
     assert 'exit(message="N/A")' in msgs[0]["content"]  # impossible tasks: answer N/A
     assert msgs[1]["content"] == "Task: Buy a mug\n\nURL: /shop/cart [page omitted]"
     assert msgs[2]["content"] == CLICK  # past responses are kept
-    assert msgs[3]["content"] == "URL: /shop/checkout\nTitle: Cart\n[Home](1) [Checkout](2)"  # compact view
-    raw = build_messages("Buy a mug", [], PAGE, PromptConfig(compact=False))
+    # compact view, then the intent again next to where the answer starts
+    assert msgs[3]["content"] == "URL: /shop/checkout\nTitle: Cart\n[Home](1) [Checkout](2)\n\nTask: Buy a mug"
+    raw = build_messages("Buy a mug", [], PAGE, PromptConfig(compact=False, repeat_intent=False))
     assert raw[-1]["content"].endswith(PAGE)  # the env's own rendering when compact is off
     assert build_messages("t", [], PAGE, PromptConfig(system=None))[0]["role"] == "user"
 
@@ -68,6 +72,7 @@ def test_truncation_drops_oldest_rounds_then_cuts_the_page(tiny):
     cut2 = build_prompt(tok, "Buy a mug", history, big_page, PromptConfig(max_prompt_tokens=tiny_budget))
     assert count_tokens(tok, cut2) <= tiny_budget
     assert "Task: Buy a mug" in cut2 and "URL: /shop/cart" in cut2  # page start kept
+    assert cut2.count("Task: Buy a mug") == 2  # the repeat after the cut page survives too
     assert cut2.rstrip().endswith("[page cut]<|im_end|>\n<|im_start|>assistant") or "[page cut]" in cut2
 
 
@@ -100,6 +105,9 @@ def test_prompt_config_saved_and_validated(tmp_path):
     save_prompt_config(pc, tmp_path)
     assert load_prompt_config(tmp_path) == pc
     assert load_prompt_config(tmp_path / "missing") == PromptConfig()
+    legacy = {k: v for k, v in asdict(pc).items() if k != "repeat_intent"}  # saved before the field existed
+    (tmp_path / "prompt_config.json").write_text(json.dumps(legacy))
+    assert load_prompt_config(tmp_path) == replace(pc, repeat_intent=False)
     with pytest.raises(ValueError, match="max_prompt_tokens"):
         PromptConfig(max_prompt_tokens=10)
     with pytest.raises(ValueError, match="max_rounds"):

@@ -16,8 +16,15 @@ from webrl.env.web_env import WebEnv  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.orm.data import balance, dedupe, perturbations, scripted_trajectories, wrong_answer  # noqa: E402
 from webrl.orm.metrics import classification, reliability, report  # noqa: E402
-from webrl.orm.model import JudgeORM, LocalORM, rewards  # noqa: E402
-from webrl.orm.prompt import QUESTION, ORMPromptConfig, answer_token_ids, fold, orm_prompt  # noqa: E402
+from webrl.orm.model import ORM_PROMPT_FILE, JudgeORM, LocalORM, load_orm_prompt_config, rewards  # noqa: E402
+from webrl.orm.prompt import (  # noqa: E402
+    QUESTION,
+    QUESTION_WITH_TASK,
+    ORMPromptConfig,
+    answer_token_ids,
+    fold,
+    orm_prompt,
+)
 from webrl.orm.train import ORM_PRESETS, train_orm  # noqa: E402
 from webrl.rl.demos import load_jsonl, save_jsonl  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
@@ -41,21 +48,38 @@ def trajs():
     return out
 
 
-def test_prompt_layout_and_truncation_keep_task_and_question(tiny):
+@pytest.mark.parametrize("layout", ["near", "paper"])
+def test_prompt_layout_and_truncation_keep_task_and_question(tiny, layout):
     _, tok = tiny
-    cfg = ORMPromptConfig(max_prompt_tokens=100_000)
+    cfg = ORMPromptConfig(max_prompt_tokens=100_000, layout=layout)
     responses = ['# Element: [Blue Mug](3)\ndo(action="Click", element="3")', 'exit(message="$12.50")']
-    text = orm_prompt(tok, "What does the blue mug cost?", responses, PAGE, cfg)
-    assert text.startswith("Task: What does the blue mug cost?\n\nActions:\n1. # Element: [Blue Mug](3) | do(")
-    assert '2. exit(message="$12.50")' in text and "[Home](1)" in text and text.endswith(QUESTION)
+    intent = "What does the blue mug cost?"
+    text = orm_prompt(tok, intent, responses, PAGE, cfg)
+    question = QUESTION_WITH_TASK.format(intent=intent) if layout == "near" else QUESTION
+    assert text.endswith(question)
+    actions = "Actions:\n1. # Element: [Blue Mug](3) | do("
+    if layout == "paper":
+        assert text.startswith(f"Task: {intent}\n\n{actions}") and text.index("[Home](1)") > text.index(actions)
+    else:  # page first, then the actions, the last one right before the question
+        assert text.startswith(f"Task: {intent}\n\nFinal page:\nURL:") and text.index("[Home](1)") < text.index(actions)
+        assert text.endswith('2. exit(message="$12.50")\n\n' + question)
+    assert '2. exit(message="$12.50")' in text and "[Home](1)" in text
     many = [f'do(action="Click", element="{i}")' for i in range(40)]
     big = PAGE + "\n" + "\n".join(f"- row {i}" for i in range(300))
     n = len(tok(orm_prompt(tok, "t", many, big, cfg))["input_ids"])
-    cut = orm_prompt(tok, "t", many, big, ORMPromptConfig(max_prompt_tokens=n // 3, keep_actions=3))
+    cut = orm_prompt(tok, "t", many, big, ORMPromptConfig(max_prompt_tokens=n // 3, keep_actions=3, layout=layout))
     assert len(tok(cut)["input_ids"]) <= n // 3
-    assert cut.startswith("Task: t") and cut.endswith(QUESTION) and "[page cut]" in cut
+    q = QUESTION_WITH_TASK.format(intent="t") if layout == "near" else QUESTION
+    assert cut.startswith("Task: t") and cut.endswith(q) and "[page cut]" in cut
     assert "40. do(" in cut and "38. do(" in cut and "earlier actions omitted]" in cut
     assert fold("# a\n\n do(x) \n") == "# a | do(x)"
+    with pytest.raises(ValueError, match="layout"):
+        ORMPromptConfig(layout="sideways")
+
+
+def test_legacy_orm_prompt_config_reads_as_the_paper_layout(tmp_path):
+    (tmp_path / ORM_PROMPT_FILE).write_text(json.dumps({"max_prompt_tokens": 640, "keep_actions": 3, "compact": True}))
+    assert load_orm_prompt_config(tmp_path) == ORMPromptConfig(max_prompt_tokens=640, layout="paper")
 
 
 def test_answer_tokens_are_distinct(tiny):

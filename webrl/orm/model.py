@@ -128,4 +128,8 @@ def save_orm_prompt_config(cfg: ORMPromptConfig, directory: str | Path) -> None:
 
 def load_orm_prompt_config(directory: str | Path) -> ORMPromptConfig:
     f = Path(directory) / ORM_PROMPT_FILE
-    return ORMPromptConfig(**json.loads(f.read_text())) if f.is_file() else ORMPromptConfig()
+    if not f.is_file():
+        return ORMPromptConfig()
+    data = json.loads(f.read_text())
+    data.setdefault("layout", "paper")  # saved before the field existed: trained on the paper's order
+    return ORMPromptConfig(**data)

@@ -1,5 +1,22 @@
 """The ORM's input (WebRL layout) and its two answer tokens.
 
+Default layout (`layout="near"`): what decides the answer sits next to it.
+
+    Task: <intent>
+
+    Final page:
+    <the last observation, in the actor's compact view>
+
+    Actions:
+    1. <response of step 1, newlines folded to " | ">
+    ...
+
+    Question: Did the agent complete the task "<intent>"? Answer yes or no.
+    Answer:<yes|no>
+
+`layout="paper"` is the order of the paper's ORM prompt (intent, actions, page,
+a question without the intent):
+
     Task: <intent>
 
     Actions:
@@ -11,6 +28,10 @@
 
     Question: Did the agent complete the task? Answer yes or no.
     Answer:<yes|no>
+
+A small backbone attends poorly to text ~500 tokens back, so the near layout
+repeats the intent in the question and puts the last actions (the exit message,
+the final click) right before it; docs/results.md has the measured comparison.
 
 P(success) = softmax over the logits of the two answer tokens at the answer
 position; reward = 1 iff P(yes) > P(no). Truncation to `max_prompt_tokens` never
@@ -26,6 +47,8 @@ from dataclasses import dataclass, field
 from webrl.agent.view import compact_page
 
 QUESTION = "Question: Did the agent complete the task? Answer yes or no.\nAnswer:"
+QUESTION_WITH_TASK = 'Question: Did the agent complete the task "{intent}"? Answer yes or no.\nAnswer:'
+LAYOUTS = ("near", "paper")
 # Tried in order: the first pair whose words are one token each (else whose first tokens differ).
 ANSWER_WORDS = ((" yes", " no"), ("yes", "no"), (" YES", " NO"), ("YES", "NO"), ("Y", "N"))
 
@@ -37,8 +60,13 @@ class ORMPromptConfig:
     max_prompt_tokens: int = field(default=768, metadata={"help": "token budget (actions, then the page end, are cut)"})
     keep_actions: int = field(default=3, metadata={"help": "latest actions never dropped by truncation"})
     compact: bool = field(default=True, metadata={"help": "final page in the compact view (agent/view.py)"})
+    layout: str = field(
+        default="near", metadata={"help": "near: page, then actions, then the question with the intent | paper"}
+    )
 
     def __post_init__(self):
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"ORMPromptConfig.layout must be one of {LAYOUTS}, got {self.layout!r}")
         if self.max_prompt_tokens < 64:
             raise ValueError(f"ORMPromptConfig.max_prompt_tokens must be >= 64, got {self.max_prompt_tokens}")
         if self.keep_actions < 1:
@@ -50,13 +78,15 @@ def fold(response: str) -> str:
     return " | ".join(line.strip() for line in response.strip().splitlines() if line.strip())
 
 
-def render(intent: str, responses: list[str], page: str, omitted: int = 0) -> str:
-    lines = [f"Task: {intent}", "", "Actions:"]
+def render(intent: str, responses: list[str], page: str, omitted: int = 0, layout: str = "near") -> str:
+    actions = ["Actions:"]
     if omitted:
-        lines.append(f"[{omitted} earlier action{'s' if omitted > 1 else ''} omitted]")
-    lines += [f"{omitted + i + 1}. {fold(r)}" for i, r in enumerate(responses)] or ["(none)"]
-    lines += ["", "Final page:", page, "", QUESTION]
-    return "\n".join(lines)
+        actions.append(f"[{omitted} earlier action{'s' if omitted > 1 else ''} omitted]")
+    actions += [f"{omitted + i + 1}. {fold(r)}" for i, r in enumerate(responses)] or ["(none)"]
+    final = ["Final page:", page]
+    if layout == "paper":
+        return "\n".join([f"Task: {intent}", "", *actions, "", *final, "", QUESTION])
+    return "\n".join([f"Task: {intent}", "", *final, "", *actions, "", QUESTION_WITH_TASK.format(intent=intent)])
 
 
 def orm_prompt(tokenizer, intent: str, responses: list[str], final_obs: str, cfg: ORMPromptConfig) -> str:
@@ -67,18 +97,18 @@ def orm_prompt(tokenizer, intent: str, responses: list[str], final_obs: str, cfg
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
     start = 0
-    text = render(intent, responses, page)
+    text = render(intent, responses, page, 0, cfg.layout)
     n = n_tokens(text)
     while n > cfg.max_prompt_tokens and start < len(responses) - cfg.keep_actions:
         start += 1
-        text = render(intent, responses[start:], page, start)
+        text = render(intent, responses[start:], page, start, cfg.layout)
         n = n_tokens(text)
     if n <= cfg.max_prompt_tokens:
         return text
     ids = tokenizer(page, add_special_tokens=False)["input_ids"]
     mark = "\n[page cut]"
     keep = max(0, len(ids) - (n - cfg.max_prompt_tokens) - n_tokens(mark) - 2)
-    return render(intent, responses[start:], tokenizer.decode(ids[:keep]) + mark, start)
+    return render(intent, responses[start:], tokenizer.decode(ids[:keep]) + mark, start, cfg.layout)
 
 
 def answer_token_ids(tokenizer) -> tuple[int, int]:
