@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from webrl.orm.data import SCRIPTED
+from webrl.orm.prompt import LAYOUTS
 
 BEHAVIOURS = (*SCRIPTED, "policy")
 
@@ -102,6 +103,8 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "clock": args.clock, "seed": args.seed, "data": args.data}  # fmt: skip
     cfg = replace(ORM_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
+    if args.layout:
+        cfg = replace(cfg, prompt=replace(cfg.prompt, layout=args.layout))
     line = train_orm(cfg, model_cfg, args.out, progress=not args.no_progress)
     print(json.dumps(line))
     print(f"final checkpoint: {Path(args.out) / 'final'}")
@@ -193,6 +196,8 @@ def add_commands(sub) -> None:
     t.add_argument("--epochs", type=float, default=None, help="passes over the examples")
     t.add_argument("--lr", type=float, default=None, help="peak learning rate")
     t.add_argument("--seed", type=int, default=None, help="data order seed")
+    t.add_argument("--layout", default=None, choices=LAYOUTS,
+                   help="prompt layout: near (default: page, actions, question with the intent) | paper")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)
