@@ -131,3 +131,39 @@ def test_epoch_batches_cover_each_epoch_once_when_epochs_differ_in_batch_count()
         assert sorted(seen) == list(range(90)) and sched.epoch == epoch
     assert EpochBatches(lengths, 500, seed=0).at(step - 1) == sched.at(step - 1)  # a resumed run agrees
     assert sched.at(0) == length_batches(lengths, 500, 0)[0]
+
+
+def test_demo_match_report_hand_checked():
+    from webrl.eval.demo_match import match_report
+
+    rows = [{"task_id": 1, "family": "shop.a", "step": 0, "target": "A"},
+            {"task_id": 1, "family": "shop.a", "step": 1, "target": "B"},
+            {"task_id": 2, "family": "shop.b", "step": 0, "target": "C"}]  # fmt: skip
+    rep = match_report(rows, ["A\ndo(x)", "  B  ", 'D\ndo(action="Click", element="1")\nmore'])
+    # "A\ndo(x)" has no complete action line, so it is compared whole: a miss; "  B  " matches once stripped
+    assert rep["overall"] == {"match": round(1 / 3, 4), "steps": 3}
+    assert rep["per_step"] == {"0": {"match": 0.0, "steps": 2}, "1": {"match": 1.0, "steps": 1}}
+    assert rep["per_family"]["shop.a"] == {"match": 0.5, "steps": 2}
+    assert [m["task_id"] for m in rep["mismatches"]] == [1, 2] and rep["mismatches"][1]["response"].startswith("D")
+    with pytest.raises(ValueError, match="2 responses for 3"):
+        match_report(rows, ["A", "B"])
+
+
+def test_eval_demos_cli_on_an_sft_run(tmp_path, capsys):
+    from webrl.cli.main import main
+
+    run = tmp_path / "s"
+    assert main(["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "1",
+                 "--out", str(run), "--no-progress"]) == 0  # fmt: skip
+    demos = [json.loads(x) for x in (run / "demos.jsonl").read_text().splitlines()]
+    out = tmp_path / "m.json"
+    assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(run / "demos.jsonl"),
+                 "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    rep = json.loads(out.read_text())
+    assert rep["overall"]["steps"] == sum(len(d["steps"]) for d in demos) and rep["tasks"] == 2
+    assert sum(v["steps"] for v in rep["per_step"].values()) == rep["overall"]["steps"]
+    assert "demonstration steps" in capsys.readouterr().out
+    assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(tmp_path / "none.jsonl")]) == 2
+    (tmp_path / "bad.jsonl").write_text('{"x": 1}\n')
+    assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(tmp_path / "bad.jsonl")]) == 2
+    assert "line 1 is not a demonstration" in capsys.readouterr().err

@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--parallel", type=int, default=4, help="chromium: episodes run at once (browser contexts)")
     be.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
     be.set_defaults(func=cmd_bench_env)
-    add_commands(sub, bsub)  # sft, serve-model, bench model
+    add_commands(sub, bsub)  # sft, eval-demos, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval
     add_train_commands(sub)  # train
     add_demo_commands(sub)  # demo

@@ -1,4 +1,4 @@
-"""Model subcommands of `webrl`: sft, serve-model, bench model, and `eval --agent PATH|URL`.
+"""Model subcommands of `webrl`: sft, eval-demos, serve-model, bench model, and `eval --agent PATH|URL`.
 
 Kept apart from cli/main.py so the base install (no torch) never imports them.
 """
@@ -138,6 +138,32 @@ def cmd_bench_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_demos(args: argparse.Namespace) -> int:
+    from webrl.eval.demo_match import run_demo_match
+    from webrl.rl.demos import load_jsonl
+
+    path = Path(args.demos)
+    if not path.is_file():
+        print(f"error: --demos {path} not found (an SFT run folder's demos.jsonl)", file=sys.stderr)
+        return 2
+    demos = load_jsonl(path)
+    bad = [i for i, d in enumerate(demos) if not {"task_id", "family", "intent", "steps"} <= d.keys()]
+    if bad:
+        print(f"error: {path} line {bad[0] + 1} is not a demonstration (needs task_id, family, intent, steps)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    demos = demos[: args.limit] if args.limit else demos
+    policy, prompt = _policy(args.agent, args)
+    rep = {"agent": args.agent, "demos": str(path), "tasks": len(demos),
+           **run_demo_match(policy, demos, prompt, progress=not args.no_progress)}  # fmt: skip
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(rep, indent=1) + "\n")
+    steps = " ".join(f"{k}:{v['match']:.2f}({v['steps']})" for k, v in rep["per_step"].items())
+    print(f"matched {rep['overall']['match']:.3f} of {rep['overall']['steps']} demonstration steps; by step: {steps}")
+    return 0
+
+
 def add_commands(sub, bench_sub) -> None:
     """Register sft, serve-model and bench model on the `webrl` parser."""
     s = sub.add_parser("sft", help="supervised fine-tuning on the train split's oracle demonstrations")
@@ -159,6 +185,18 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=cmd_sft)
+
+    m = sub.add_parser("eval-demos", help="greedy on demonstration steps' own prompts: does the actor reproduce them?")
+    m.add_argument("--agent", required=True, help="checkpoint folder or OpenAI-compatible URL")
+    m.add_argument("--demos", required=True, help="demonstrations JSONL (an SFT run folder's demos.jsonl)")
+    m.add_argument("--limit", type=int, default=None, help="only the first N demonstrations")
+    m.add_argument("--out", default=None, help="write the report JSON here")
+    m.add_argument("--max-batch-tokens", type=int, default=16384, help="local policy: padded tokens per forward")
+    m.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    m.add_argument("--model", default=None, help="URL agent: model id")
+    m.add_argument("--tokenizer", default=None, help="URL agent: local copy of the model for its tokenizer")
+    m.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    m.set_defaults(func=cmd_eval_demos)
 
     v = sub.add_parser("serve-model", help="OpenAI-compatible /v1/completions for a checkpoint")
     v.add_argument("path", help="checkpoint folder (ours or any HF causal LM) or hub id")

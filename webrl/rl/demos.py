@@ -64,18 +64,24 @@ class Example:
         return len(self.ids)
 
 
+def demo_steps(demos: list[dict], tokenizer, prompt: PromptConfig):
+    """(demo, step index, prompt text, response) for every step, each prompt built on the
+    demonstration's own history: what SFT trains on."""
+    for d in demos:
+        history: list[tuple[str, str]] = []
+        for i, step in enumerate(d["steps"]):
+            yield d, i, build_prompt(tokenizer, d["intent"], history, step["obs"], prompt), step["response"]
+            history.append((step["obs"], step["response"]))
+
+
 def make_examples(demos: list[dict], tokenizer, prompt: PromptConfig, max_tokens: int) -> list[Example]:
     """Every step of every demonstration as (prompt, completion); longer ones than max_tokens dropped."""
     out = []
-    for d in demos:
-        history: list[tuple[str, str]] = []
-        for step in d["steps"]:
-            text = build_prompt(tokenizer, d["intent"], history, step["obs"], prompt)
-            p = tokenizer(text, add_special_tokens=False)["input_ids"]
-            c = tokenizer(completion_text(tokenizer, step["response"], prompt), add_special_tokens=False)["input_ids"]
-            if len(p) + len(c) <= max_tokens:
-                out.append(Example(tuple(p + c), len(p), d["task_id"]))
-            history.append((step["obs"], step["response"]))
+    for d, _, text, response in demo_steps(demos, tokenizer, prompt):
+        p = tokenizer(text, add_special_tokens=False)["input_ids"]
+        c = tokenizer(completion_text(tokenizer, response, prompt), add_special_tokens=False)["input_ids"]
+        if len(p) + len(c) <= max_tokens:
+            out.append(Example(tuple(p + c), len(p), d["task_id"]))
     return out
 
 
