@@ -17,7 +17,7 @@ The intent is repeated right after the current page (`repeat_intent`): a small m
 attends poorly to an instruction 500 tokens back. Measured on 60 shop train tasks
 (runs/sft-shop60, docs/results.md): without the repeat the SFT actor reproduced its
 own training step 2 (the product page, where the right action depends only on the
-task's verb) in 16/56 cases, answering "Add to cart" for price questions.
+task's verb) in 15/56 cases, answering "Add to cart" for price questions.
 Truncation to `max_prompt_tokens` drops the oldest rounds first (saying how many),
 then cuts the end of the current page: the instruction and the beginning of the
 latest page always stay.

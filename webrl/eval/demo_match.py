@@ -6,8 +6,8 @@ It separates "not learnt" from "drifts off the demonstrated states": an actor th
 matches its training steps but fails the same tasks in the env is meeting states
 the demonstrations never showed; one that does not match them has not learnt them.
 Measured with it (docs/results.md): on 60 shop train tasks after 3 epochs of SFT
-the actor matched 241/331 of its own training steps, and 16/56 at step index 2;
-repeating the intent after the page (PromptConfig.repeat_intent) made that 290/331
+the actor matched 239/331 of its own training steps, and 15/56 at step index 2;
+repeating the intent after the page (PromptConfig.repeat_intent) made that 288/331
 and 41/56.
 """
 
