@@ -182,8 +182,8 @@ def test_cli_data_train_eval(tmp_path, capsys):
     assert "test-split task" in capsys.readouterr().err
     run = tmp_path / "orm"
     assert main(["orm", "train", "--data", str(train), "--out", str(run), "--preset", "cpu-tiny", "--max-steps", "1",
-                 "--layout", "paper", "--no-progress"]) == 0  # fmt: skip
-    assert load_orm_prompt_config(run / "final").layout == "paper"  # eval reads the layout it was trained with
+                 "--layout", "near", "--no-progress"]) == 0  # fmt: skip
+    assert load_orm_prompt_config(run / "final").layout == "near"  # eval reads the layout it was trained with
     assert main(["orm", "eval", "--data", str(test), "--orm", str(run / "final"), "--out", str(tmp_path / "ev"),
                  "--no-progress"]) == 0  # fmt: skip
     rep = json.loads((tmp_path / "ev" / "orm_eval.json").read_text())

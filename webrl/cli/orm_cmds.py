@@ -197,7 +197,7 @@ def add_commands(sub) -> None:
     t.add_argument("--lr", type=float, default=None, help="peak learning rate")
     t.add_argument("--seed", type=int, default=None, help="data order seed")
     t.add_argument("--layout", default=None, choices=LAYOUTS,
-                   help="prompt layout: near (default: page, actions, question with the intent) | paper")
+                   help="prompt layout: paper (default) | near (page, actions, question with the intent)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

@@ -1,6 +1,6 @@
 """The ORM's input (WebRL layout) and its two answer tokens.
 
-Default layout (`layout="near"`): what decides the answer sits next to it.
+Two layouts. `layout="near"` puts what decides the answer next to it:
 
     Task: <intent>
 
@@ -14,8 +14,8 @@ Default layout (`layout="near"`): what decides the answer sits next to it.
     Question: Did the agent complete the task "<intent>"? Answer yes or no.
     Answer:<yes|no>
 
-`layout="paper"` is the order of the paper's ORM prompt (intent, actions, page,
-a question without the intent):
+`layout="paper"` (the default) is the order of the paper's ORM prompt (intent,
+actions, page, a question without the intent):
 
     Task: <intent>
 
@@ -29,9 +29,10 @@ a question without the intent):
     Question: Did the agent complete the task? Answer yes or no.
     Answer:<yes|no>
 
-A small backbone attends poorly to text ~500 tokens back, so the near layout
-repeats the intent in the question and puts the last actions (the exit message,
-the final click) right before it; docs/results.md has the measured comparison.
+The near layout was tried because the actor learnt far better with its intent
+repeated next to the answer; for the ORM it measured worse (51 % accuracy, 73 %
+false positives in runs/demo2 vs 64 % / 39 % for the paper layout in runs/orm2,
+on data from different SFT policies; docs/results.md), so it is not the default.
 
 P(success) = softmax over the logits of the two answer tokens at the answer
 position; reward = 1 iff P(yes) > P(no). Truncation to `max_prompt_tokens` never
@@ -61,7 +62,7 @@ class ORMPromptConfig:
     keep_actions: int = field(default=3, metadata={"help": "latest actions never dropped by truncation"})
     compact: bool = field(default=True, metadata={"help": "final page in the compact view (agent/view.py)"})
     layout: str = field(
-        default="near", metadata={"help": "near: page, then actions, then the question with the intent | paper"}
+        default="paper", metadata={"help": "paper: intent, actions, page, question | near: page, actions, question with the intent"}
     )
 
     def __post_init__(self):
@@ -78,7 +79,7 @@ def fold(response: str) -> str:
     return " | ".join(line.strip() for line in response.strip().splitlines() if line.strip())
 
 
-def render(intent: str, responses: list[str], page: str, omitted: int = 0, layout: str = "near") -> str:
+def render(intent: str, responses: list[str], page: str, omitted: int = 0, layout: str = "paper") -> str:
     actions = ["Actions:"]
     if omitted:
         actions.append(f"[{omitted} earlier action{'s' if omitted > 1 else ''} omitted]")
