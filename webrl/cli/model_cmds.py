@@ -77,10 +77,15 @@ def add_eval_args(e: argparse.ArgumentParser) -> None:
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     g.add_argument("--max-new-tokens", type=int, default=128, help="cap on a response's tokens")
-    g.add_argument("--max-batch-tokens", type=int, default=16384, help="local: padded tokens per forward pass")
-    g.add_argument("--threads", type=int, default=0, help="local: torch threads (0 = default)")
-    g.add_argument("--model", default=None, help="URL: model id (default: the first served)")
-    g.add_argument("--tokenizer", default=None, help="URL: local copy of the model for its tokenizer and prompt config")
+    add_policy_args(g)
+
+
+def add_policy_args(p) -> None:
+    """The flags `_policy` reads: a local checkpoint's batching and threads, a URL's model and tokenizer."""
+    p.add_argument("--max-batch-tokens", type=int, default=16384, help="local: padded tokens per forward pass")
+    p.add_argument("--threads", type=int, default=0, help="local: torch threads (0 = default)")
+    p.add_argument("--model", default=None, help="URL: model id (default: the first served)")
+    p.add_argument("--tokenizer", default=None, help="URL: local copy of the model for its tokenizer and prompt config")
 
 
 def cmd_sft(args: argparse.Namespace) -> int:
@@ -165,7 +170,7 @@ def cmd_eval_demos(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub, bench_sub) -> None:
-    """Register sft, serve-model and bench model on the `webrl` parser."""
+    """Register sft, eval-demos, serve-model and bench model on the `webrl` parser."""
     s = sub.add_parser("sft", help="supervised fine-tuning on the train split's oracle demonstrations")
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu (SmolLM2 + LoRA) | gpu")
     s.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
@@ -191,10 +196,7 @@ def add_commands(sub, bench_sub) -> None:
     m.add_argument("--demos", required=True, help="demonstrations JSONL (an SFT run folder's demos.jsonl)")
     m.add_argument("--limit", type=int, default=None, help="only the first N demonstrations")
     m.add_argument("--out", default=None, help="write the report JSON here")
-    m.add_argument("--max-batch-tokens", type=int, default=16384, help="local policy: padded tokens per forward")
-    m.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
-    m.add_argument("--model", default=None, help="URL agent: model id")
-    m.add_argument("--tokenizer", default=None, help="URL agent: local copy of the model for its tokenizer")
+    add_policy_args(m)
     m.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     m.set_defaults(func=cmd_eval_demos)
 

@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.cli.model_cmds import add_policy_args
 from webrl.orm.data import SCRIPTED
 from webrl.orm.prompt import LAYOUTS
 
@@ -178,10 +179,7 @@ def add_commands(sub) -> None:
                    help="equal successes and failures per site (default on)")  # fmt: skip
     d.add_argument("--seed", type=int, default=0, help="perturbation seed")
     d.add_argument("--envs", type=int, default=16, help="parallel envs for policy rollouts")
-    d.add_argument("--max-batch-tokens", type=int, default=16384, help="local policy: padded tokens per forward")
-    d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
-    d.add_argument("--model", default=None, help="URL policy: model id")
-    d.add_argument("--tokenizer", default=None, help="URL policy: local copy of the model for its tokenizer")
+    add_policy_args(d)
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_orm_data)
 
