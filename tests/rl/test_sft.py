@@ -15,7 +15,7 @@ from safetensors.torch import load_file  # noqa: E402
 from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.rl.demos import Example, length_batches, make_examples  # noqa: E402
-from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, train_sft  # noqa: E402
+from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, select_tasks, train_sft  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +50,18 @@ def test_examples_put_the_loss_on_the_completion_only(tiny):
     assert "URL: /shop/ [page omitted]" in second_prompt and 'element="1")' in second_prompt
     assert make_examples([demo], tok, PromptConfig(), max_tokens=5) == []
     assert isinstance(ex[0], Example) and ex[0].n_tokens == len(ex[0].ids)
+
+
+def test_select_tasks_per_family_then_limit():
+    from types import SimpleNamespace as T
+
+    tasks = [T(task_id=i, family=f, site=s) for i, (f, s) in enumerate(
+        [("a", "shop"), ("b", "map"), ("a", "shop"), ("a", "shop"), ("b", "map"), ("c", "shop")])]  # fmt: skip
+    ids = lambda cfg: [t.task_id for t in select_tasks(tasks, cfg)]  # noqa: E731
+    assert ids(SFTConfig()) == [0, 1, 2, 3, 4, 5]
+    assert ids(SFTConfig(per_family=1)) == [0, 1, 5]
+    assert ids(SFTConfig(per_family=2)) == [0, 1, 2, 4, 5]
+    assert ids(SFTConfig(per_family=2, sites="shop", limit=2)) == [0, 2]
 
 
 def test_lr_schedule_warmup_cosine_and_time_budget():

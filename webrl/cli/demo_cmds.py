@@ -35,6 +35,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import torch
 
     from webrl.models.config import preset
+    from webrl.orm.encoder import ENCODER_FILE, ENCODER_PRESETS, train_encoder_orm
     from webrl.orm.train import ORM_PRESETS, train_orm
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
     from webrl.rl.sft import SFT_PRESETS, train_sft
@@ -63,19 +64,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     show("orm")
     orm = run / "orm" / "model"
-    if not (orm / "final" / "webrl_model.json").exists():
-        train_orm(replace(ORM_PRESETS[args.preset], data=str(data), clock="cpu"), mcfg, orm, progress)
+    if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
+        if args.orm_kind == "encoder":
+            train_encoder_orm(replace(ENCODER_PRESETS[args.preset], data=str(data), clock="cpu"), orm, progress)
+        else:
+            train_orm(replace(ORM_PRESETS[args.preset], data=str(data), clock="cpu"), mcfg, orm, progress)
 
     show("orm-eval")
     rep_path = run / "orm" / "eval.json"
     if not rep_path.exists():
         from webrl.orm.metrics import format_report, report
-        from webrl.orm.model import LocalORM
+        from webrl.orm.model import load_orm
         from webrl.rl.demos import load_jsonl
 
         trajs = load_jsonl(test_data)
         t0 = time.perf_counter()
-        probs = LocalORM.from_checkpoint(orm / "final").prob_success(trajs)
+        probs = load_orm(orm / "final").prob_success(trajs)
         rep = report(probs, trajs)
         rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
         rep_path.write_text(json.dumps(rep, indent=1) + "\n")
@@ -139,6 +143,8 @@ def add_commands(sub) -> None:
     d.add_argument("--run", default="runs/demo", help="run folder (rerun to resume)")
     d.add_argument("--preset", default="cpu", help="cpu (SmolLM2 + LoRA) | cpu-tiny (a fast smoke run) | gpu")
     d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3)")
+    d.add_argument("--orm-kind", default="encoder", choices=("encoder", "lm"),
+                   help="encoder: all-MiniLM-L6-v2 + head (default) | lm: the SmolLM2 + LoRA judge")
     d.add_argument("--orm-policy-tasks", type=int, default=48, help="tasks the SFT policy rolls out for ORM data")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")

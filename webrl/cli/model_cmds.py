@@ -105,7 +105,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         torch.set_num_threads(model_cfg.threads)
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
-              "seed": args.seed}  # fmt: skip
+              "seed": args.seed, "per_family": args.per_family}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
     prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
@@ -183,6 +183,8 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--split", default=None, help="demonstration tasks: train | FILE.json")
     s.add_argument("--sites", default=None, help="comma-separated site filter")
     s.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    s.add_argument("--per-family", type=int, default=None,
+                   help="only the first N tasks of each family (more epochs per family in the same time)")
     s.add_argument("--seed", type=int, default=None, help="data order seed")
     s.add_argument("--top-layers", type=int, default=None, help="LoRA on the top N decoder layers only (0 = all; cpu 12)")
     s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")

@@ -97,13 +97,25 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(f"error: {args.data} holds trajectories of {len(leaked)} test-split task(s) (e.g. {sorted(leaked)[0]}); "
               "train the ORM on train-split data only", file=sys.stderr)  # fmt: skip
         return 2
-    over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
-    model_cfg = preset(args.preset, **over)
-    if model_cfg.threads:
-        torch.set_num_threads(model_cfg.threads)
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "clock": args.clock, "seed": args.seed, "data": args.data}  # fmt: skip
-    cfg = replace(ORM_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.kind == "encoder":
+        from webrl.orm.encoder import ENCODER_PRESETS, train_encoder_orm
+
+        if args.layout:
+            print("error: --layout is for the LM judge (--kind lm); the encoder has one input layout", file=sys.stderr)
+            return 2
+        cfg = replace(ENCODER_PRESETS[args.preset], **fields, **({"base": args.base} if args.base else {}))
+        line = train_encoder_orm(cfg, args.out, progress=not args.no_progress)
+        print(json.dumps(line))
+        print(f"final checkpoint: {Path(args.out) / 'final'}")
+        return 0
+    over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
+    model_cfg = preset(args.preset, **over)
+    cfg = replace(ORM_PRESETS[args.preset], **fields)
     if args.layout:
         cfg = replace(cfg, prompt=replace(cfg.prompt, layout=args.layout))
     line = train_orm(cfg, model_cfg, args.out, progress=not args.no_progress)
@@ -114,7 +126,7 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
 
 def cmd_orm_eval(args: argparse.Namespace) -> int:
     from webrl.orm.metrics import format_report, report
-    from webrl.orm.model import JudgeORM, LocalORM
+    from webrl.orm.model import JudgeORM, load_orm
     from webrl.orm.train import check_trajectories
     from webrl.rl.demos import load_jsonl
 
@@ -128,7 +140,7 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
             import torch
 
             torch.set_num_threads(args.threads)
-        scorer = LocalORM.from_checkpoint(args.orm)
+        scorer = load_orm(args.orm)
     else:
         tok = None
         if args.tokenizer:
@@ -186,8 +198,11 @@ def add_commands(sub) -> None:
     t = osub.add_parser("train", help="fine-tune the ORM on `orm data` output (rerun to resume)")
     t.add_argument("--data", required=True, help="trajectories JSONL (train split only)")
     t.add_argument("--out", required=True, help="run folder")
-    t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu (SmolLM2 + LoRA) | gpu")
-    t.add_argument("--base", default=None, help="another base model: a local HF directory or a hub id")
+    t.add_argument("--kind", default="lm", choices=("lm", "encoder"),
+                   help="lm: the causal-LM judge (SmolLM2 + LoRA under --preset cpu) | "
+                        "encoder: all-MiniLM-L6-v2 + a two-way head (orm/encoder.py)")  # fmt: skip
+    t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (of the chosen --kind)")
+    t.add_argument("--base", default=None, help="another backbone: a local HF directory (lm: or a hub id)")
     t.add_argument("--minutes", type=float, default=None, help="training time budget (preset: cpu 12)")
     t.add_argument("--clock", default=None, help='"wall" or "cpu" (CPU seconds / threads) for --minutes')
     t.add_argument("--max-steps", type=int, default=None, help="optimizer steps (default: from epochs)")

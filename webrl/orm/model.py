@@ -119,6 +119,15 @@ class JudgeORM:
         return out
 
 
+def load_orm(path: str | Path, **kw):
+    """The ORM saved in `path`: an encoder ORM (orm/encoder.py) or the LM judge (LocalORM)."""
+    from webrl.orm.encoder import ENCODER_FILE, EncoderORM
+
+    if (Path(path) / ENCODER_FILE).is_file():
+        return EncoderORM.from_checkpoint(path, **kw)
+    return LocalORM.from_checkpoint(path, **kw)
+
+
 def save_orm_prompt_config(cfg: ORMPromptConfig, directory: str | Path) -> None:
     from dataclasses import asdict
 

@@ -319,9 +319,9 @@ def label(cfg: LoopConfig, episodes: list[dict], tasks: list, pdir: Path, stages
     if "label" not in stages:
         has_eval = {str(t.task_id): "orm" not in t.eval.get("eval_types", []) for t in tasks}
         if cfg.reward == "orm":
-            from webrl.orm.model import LocalORM
+            from webrl.orm.model import load_orm
 
-            orm = LocalORM.from_checkpoint(cfg.orm, max_batch_tokens=cfg.max_batch_tokens)
+            orm = load_orm(cfg.orm, max_batch_tokens=cfg.max_batch_tokens)
             probs = orm.prob_success([from_episode(e, "rollout") for e in episodes])
             del orm
         else:

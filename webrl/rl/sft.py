@@ -98,6 +98,9 @@ class SFTConfig(TrainConfig):
     split: str = field(default="train", metadata={"help": "task split (or JSON file) whose oracle demos are the data"})
     sites: str | None = field(default=None, metadata={"help": "comma-separated site filter"})
     limit: int | None = field(default=None, metadata={"help": "use only the first N tasks"})
+    per_family: int = field(
+        default=0, metadata={"help": "use only the first N tasks of each task family (0 = all): more epochs per family"}
+    )
     prompt: PromptConfig = field(default_factory=PromptConfig, metadata={"help": "prompt layout (agent/prompt.py)"})
 
 
@@ -157,9 +160,7 @@ def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
     from webrl.tasks.splits import load_split
 
     tasks = load_tasks(cfg.split) if cfg.split.endswith((".json", ".jsonl")) else load_split(cfg.split)
-    if cfg.sites:
-        tasks = [t for t in tasks if t.site in set(cfg.sites.split(","))]
-    tasks = tasks[: cfg.limit] if cfg.limit else tasks
+    tasks = select_tasks(tasks, cfg)
     from webrl.rl.demos import collect_demonstrations
 
     env = WebEnv()
@@ -167,6 +168,21 @@ def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
     env.close()
     save_jsonl(demos, path)
     return demos
+
+
+def select_tasks(tasks: list, cfg: SFTConfig) -> list:
+    """The tasks SFT trains on: the site filter, then the first `per_family` of each family, then `limit`."""
+    if cfg.sites:
+        tasks = [t for t in tasks if t.site in set(cfg.sites.split(","))]
+    if cfg.per_family:
+        seen: dict[str, int] = {}
+        kept = []
+        for t in tasks:
+            seen[t.family] = seen.get(t.family, 0) + 1
+            if seen[t.family] <= cfg.per_family:
+                kept.append(t)
+        tasks = kept
+    return tasks[: cfg.limit] if cfg.limit else tasks
 
 
 def batch_tensors(examples: list[Example], pad_id: int):

