@@ -123,3 +123,14 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
                  "--no-progress"]) == 0  # fmt: skip
     rep = json.loads((tmp_path / "ev" / "orm_eval.json").read_text())
     assert rep["overall"]["n"] == 6 and rep["throughput"]["trajectories_per_s"] > 0
+    # episodes of an eval or a rollout stage are read as trajectories, labelled by their rewards
+    eps = tmp_path / "rollouts" / "episodes.jsonl"
+    eps.parent.mkdir()
+    save_jsonl([{"task_id": 7, "site": "shop", "family": "f", "intent": "What does the blue mug cost?", "reward": r,
+                 "steps": [{"obs": PAGE, "response": f'exit(message="{a}")'}], "final_obs": PAGE}
+                for r, a in ((1.0, "$12.50"), (0.0, "$3"))], eps)  # fmt: skip
+    assert main(["orm", "eval", "--data", f"{eps},{data}", "--orm", str(run / "final"), "--out", str(tmp_path / "ev2"),
+                 "--no-progress"]) == 0  # fmt: skip
+    rep = json.loads((tmp_path / "ev2" / "orm_eval.json").read_text())
+    assert rep["overall"]["n"] == 8 and rep["per_behaviour"]["rollouts"]["n"] == 2
+    assert rep["per_behaviour"]["rollouts"]["confusion"]["tp"] + rep["per_behaviour"]["rollouts"]["confusion"]["fn"] == 1

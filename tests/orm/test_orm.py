@@ -14,7 +14,15 @@ from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
 from webrl.env.web_env import WebEnv  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
-from webrl.orm.data import balance, dedupe, perturbations, scripted_trajectories, wrong_answer  # noqa: E402
+from webrl.orm.data import (  # noqa: E402
+    RANDOM_CLICK,
+    REPEAT,
+    balance,
+    dedupe,
+    perturbations,
+    scripted_trajectories,
+    wrong_answer,
+)
 from webrl.orm.metrics import classification, reliability, report  # noqa: E402
 from webrl.orm.model import ORM_PROMPT_FILE, JudgeORM, LocalORM, load_orm_prompt_config, rewards  # noqa: E402
 from webrl.orm.prompt import (  # noqa: E402
@@ -103,6 +111,16 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert p["detour"][0] == acts[0] and p["detour"][2] == acts[2] and p["detour"][1] != acts[1]
     assert p["answer"][:2] == acts[:2] and p["answer"][2] != acts[2]
     assert "answer" not in perturbations(acts, [], seed=1, answer_checked=False)
+    k = p["loop"].index(RANDOM_CLICK)
+    assert k <= 1 and p["loop"][:k] == acts[:k] and p["loop"][k + 1 :] == [REPEAT] * 8
+
+
+def test_loop_behaviour_repeats_one_click_until_truncated(trajs):
+    loops = [t for t in trajs if t["behaviour"] == "loop"]
+    assert loops
+    for t in loops:
+        assert not t["responses"][-1].startswith("exit(")  # truncated, never exited
+        assert len({r.splitlines()[-1] for r in t["responses"][-5:]}) == 1  # the same click, repeated
 
 
 def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):

@@ -133,7 +133,14 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     if bool(args.orm) == bool(args.judge):
         print("error: give exactly one of --orm CHECKPOINT or --judge URL", file=sys.stderr)
         return 2
-    trajs = load_jsonl(Path(args.data))
+    trajs = []
+    for f in args.data.split(","):
+        rows = load_jsonl(Path(f))
+        if rows and "steps" in rows[0] and "responses" not in rows[0]:  # episodes of `eval`/`train` rollouts
+            from webrl.orm.data import from_episode
+
+            rows = [from_episode(r, Path(f).parent.name) for r in rows if r.get("steps") and not r.get("backend_error")]
+        trajs += rows
     check_trajectories(trajs, args.data)
     if args.orm:
         if args.threads:
@@ -216,7 +223,9 @@ def add_commands(sub) -> None:
     t.set_defaults(func=cmd_orm_train)
 
     e = osub.add_parser("eval", help="accuracy, precision, recall, F1, FPR, calibration per site")
-    e.add_argument("--data", required=True, help="held-out trajectories JSONL (e.g. `orm data --split test`)")
+    e.add_argument("--data", required=True,
+                   help="held-out trajectories JSONL (e.g. `orm data --split test`), or episodes.jsonl of an "
+                        "eval / rollout (labelled by their evaluator rewards); comma-separate several files")  # fmt: skip
     e.add_argument("--orm", default=None, help="ORM checkpoint (from `orm train`)")
     e.add_argument("--judge", default=None, help="or an OpenAI-compatible endpoint as the judge, http://HOST:PORT/v1")
     e.add_argument("--model", default=None, help="judge: model id (default: the first served)")

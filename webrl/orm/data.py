@@ -12,6 +12,9 @@ ground-truth evaluator; label_source = "evaluator"):
            tasks whose evaluator reads the answer (string_match)
   detour   right page, wrong action: the oracle's second-to-last action replaced by a
            click on a random element of that page, then the final action
+  loop     the oracle's first k actions (k random, before its last two), then one random
+           click repeated until the env truncates the episode (no exit): the stuck,
+           repeating failure that small policies produce most
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 A trajectory record: task_id, site, family, intent, behaviour, responses (the
@@ -36,8 +39,9 @@ from webrl.env.actions import Action, format_action, parse_action
 from webrl.env.web_env import WebEnv
 from webrl.tasks.schema import Task
 
-SCRIPTED = ("oracle", "wrong", "early", "answer", "detour")
+SCRIPTED = ("oracle", "wrong", "early", "answer", "detour", "loop")
 RANDOM_CLICK = "<random click>"
+REPEAT = "<repeat the previous action>"
 
 
 class ReplayAgent:
@@ -47,15 +51,22 @@ class ReplayAgent:
         self.actions = actions
         self.rng = random.Random(seed)
         self.i = 0
+        self.last = format_action(Action("Scroll Down"))
 
     def reset(self, task: Task) -> None:
         self.i = 0
 
     def act(self, obs: str, info: dict) -> str:
+        self.last = self._next(info)
+        return self.last
+
+    def _next(self, info: dict) -> str:
         if self.i >= len(self.actions):
             return format_action(Action("exit", argument=""))
         a = self.actions[self.i]
         self.i += 1
+        if a == REPEAT:
+            return self.last
         if a != RANDOM_CLICK:
             return a
         els = [e for e in info.get("elements", []) if e.get("visible")] or info.get("elements", [])
@@ -96,6 +107,8 @@ def perturbations(
     if n >= 2:
         out["early"] = oracle_actions[: n - 2] + [oracle_actions[-1]]
         out["detour"] = oracle_actions[: n - 2] + [RANDOM_CLICK, oracle_actions[-1]]
+        k = random.Random(seed + 1).randint(0, n - 2)  # its own stream: the other behaviours stay as they were
+        out["loop"] = oracle_actions[:k] + [RANDOM_CLICK] + [REPEAT] * 8
     if answer_checked and last is not None and last.kind == "exit":
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:

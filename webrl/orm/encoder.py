@@ -224,7 +224,7 @@ def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, Encode
     cfg = EncoderORMConfig.from_json(json.loads((p / ENCODER_FILE).read_text()))
     model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False))
     model.load_state_dict(load_file(str(p / "model.safetensors")))
-    return model.eval(), AutoTokenizer.from_pretrained(str(p)), cfg
+    return model.eval(), AutoTokenizer.from_pretrained(str(p), model_max_length=1 << 30), cfg
 
 
 class EncoderORM:
