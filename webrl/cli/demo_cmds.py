@@ -1,6 +1,11 @@
 """`webrl demo`: the whole pipeline on the embedded default, one resumable command.
 
-    base model -> SFT -> ORM data -> ORM -> WebRL phases -> final eval -> SFT vs WebRL per site
+    base model -> SFT -> SFT eval (test split) -> ORM data -> ORM -> ORM eval -> WebRL phases
+               -> final eval -> SFT vs WebRL per site
+
+The SFT eval is the phase loop's `phase-000/eval`, run before the ORM so that its
+greedy episodes on the test tasks serve as the ORM eval's policy trajectories
+(no second set of test rollouts); `webrl train` then finds it done.
 
 Every stage writes under `--run` (default runs/demo) and is skipped when its
 output is there, so rerunning the command resumes. `make demo` runs it.
@@ -15,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 # rough cpu-preset minutes per stage on 2 cores, for the "left" estimate
-BUDGET = {"sft": 32, "orm-data": 6, "orm": 14, "orm-eval": 2, "train": 66}
+BUDGET = {"sft": 32, "sft-eval": 30, "orm-data": 10, "orm": 13, "orm-eval": 1, "train": 66}
 
 
 class Progress:
@@ -37,14 +42,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from webrl.models.config import preset
     from webrl.orm.encoder import ENCODER_FILE, ENCODER_PRESETS, train_encoder_orm
     from webrl.orm.train import ORM_PRESETS, train_orm
-    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, evaluate_start, train
     from webrl.rl.sft import SFT_PRESETS, train_sft
 
     run = Path(args.run)
     run.mkdir(parents=True, exist_ok=True)
     if args.threads:
         torch.set_num_threads(args.threads)
-    stages = ["sft", "orm-data", "orm", "orm-eval", "train"]
+    stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
     show = Progress(stages)
     mcfg = preset(args.preset)
     progress = not args.no_progress
@@ -54,16 +59,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not (sft / "final" / "webrl_model.json").exists():
         train_sft(replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
 
+    orm = run / "orm" / "model"
+    loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
+                         "demos": str(sft / "demos.jsonl"), **({"phases": args.phases} if args.phases else {})})  # fmt: skip
+    show("sft-eval")  # = the phase loop's phase-000 eval, run now so the ORM eval can reuse its episodes
+    evaluate_start(loop, run / "webrl", progress)
+
     show("orm-data")
     data = run / "orm" / "train.jsonl"
     test_data = run / "orm" / "test.jsonl"
     if not data.exists():
         _orm_data("train", data, sft / "final", args.orm_policy_tasks, True, progress)
-    if not test_data.exists():
-        _orm_data("test", test_data, sft / "final", args.orm_policy_tasks, False, progress)
+    if not test_data.exists():  # scripted behaviours + the SFT actor's greedy episodes from sft-eval
+        _orm_data("test", test_data, sft / "final", 0, False, progress,
+                  extra=run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
 
     show("orm")
-    orm = run / "orm" / "model"
     if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
         if args.orm_kind == "encoder":
             train_encoder_orm(replace(ENCODER_PRESETS[args.preset], data=str(data), clock="cpu"), orm, progress)
@@ -86,15 +97,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(format_report(rep))
 
     show("train")
-    loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
-                         "demos": str(sft / "demos.jsonl"), **({"phases": args.phases} if args.phases else {})})  # fmt: skip
     train(loop, run / "webrl", progress)
     print(comparison(run / "webrl"))
     return 0
 
 
-def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool, progress: bool) -> None:
-    """Scripted behaviours on the split's tasks + the SFT policy (T=0 and T=1) on a sample of them."""
+def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool, progress: bool,
+              extra: Path | None = None) -> None:
+    """Scripted behaviours on the split's tasks + the SFT policy (T=0 and T=1) on a sample of them
+    + the greedy episodes in `extra` (an eval's episodes.jsonl) as `policy_t0`."""
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import EnvConfig, WebEnv
@@ -116,6 +127,9 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool
             _, recs = run_eval_llm(sample, pol, prompt, SamplingParams(temperature=temp), n_envs=16,
                                    env_config=EnvConfig(max_steps=12), progress=progress)  # fmt: skip
             trajs += [from_episode(r, f"policy_t{temp:g}") for r in recs if not r.get("backend_error")]
+    if extra is not None:
+        recs = [json.loads(line) for line in extra.open() if line.strip()]
+        trajs += [from_episode(r, "policy_t0") for r in recs if r.get("steps") and not r.get("backend_error")]
     trajs = dedupe(trajs)
     if balanced:
         trajs = balance(trajs, seed=0)

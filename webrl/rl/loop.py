@@ -133,8 +133,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     line: dict = {}
 
     print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
-    evaluate(cfg, cfg.init, _eval_tasks(cfg.eval_split) if cfg.final_eval else eval_tasks, run / "phase-000", prompt,
-             progress)  # fmt: skip
+    evaluate_start(cfg, run, progress)
     for phase in range(1, cfg.phases + 1):
         t_phase = time.perf_counter()
         pdir = run / f"phase-{phase:03d}"
@@ -246,6 +245,17 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     cur = {"curriculum/generated": len(cands), "curriculum/feasible": len(ok), "curriculum/kept": in_window,
            "curriculum/used": len(tasks), "curriculum/mean_value": round(sum(values) / max(1, len(values)), 4)}  # fmt: skip
     return tasks, cur
+
+
+def evaluate_start(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
+    """`phase-000/eval`: the starting actor, greedy, on the whole eval split when `cfg.final_eval`
+    (else on the per-phase subset). Resumable; `webrl demo` runs it before the ORM stages and
+    reuses its episodes as the ORM's held-out policy trajectories, and `train` then finds it done."""
+    from webrl.agent.prompt import load_prompt_config
+
+    tasks = _eval_tasks(cfg.eval_split)
+    tasks = tasks if cfg.final_eval else stratified(tasks, cfg.eval_subset, cfg.seed)
+    return evaluate(cfg, cfg.init, tasks, Path(run_dir) / "phase-000", load_prompt_config(cfg.init), progress)
 
 
 def _eval_tasks(split: str) -> list:
