@@ -208,3 +208,24 @@ def test_cli_data_train_eval(tmp_path, capsys):
     assert rep["overall"]["n"] == len(load_jsonl(test)) and rep["throughput"]["trajectories_per_s"] > 0
     assert main(["orm", "data", "--behaviours", "policy", "--out", str(tmp_path / "p.jsonl")]) == 2
     assert main(["orm", "eval", "--data", str(test)]) == 2
+
+
+def test_demo_orm_test_data_takes_the_sft_eval_episodes(tmp_path):
+    """`webrl demo` builds the ORM's held-out data from scripted behaviours on the test split plus
+    the SFT eval's greedy episodes (as policy_t0), without rolling the policy out again."""
+    from webrl.cli.demo_cmds import _orm_data
+
+    task = load_split("test")[0]
+    eps = tmp_path / "episodes.jsonl"
+    save_jsonl([{"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
+                 "reward": 0.0, "steps": [{"obs": PAGE, "response": 'exit(message="no idea")'}], "final_obs": PAGE},
+                {"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
+                 "reward": 0.0, "steps": [], "backend_error": "browser died"}], eps)  # fmt: skip
+    out = tmp_path / "test.jsonl"
+    _orm_data("test", out, tmp_path / "no-checkpoint", 0, False, False, extra=eps)
+    trajs = load_jsonl(out)
+    policy = [t for t in trajs if t["behaviour"] == "policy_t0"]
+    assert len(policy) == 1 and policy[0]["responses"] == ['exit(message="no idea")'] and not policy[0]["label"]
+    assert {t["behaviour"] for t in trajs} >= {"oracle", "wrong", "loop"}
+    assert all(str(t["task_id"]) in {str(x.task_id) for x in load_split("test")} for t in trajs)
+    assert json.loads(out.with_suffix(".stats.json").read_text())["total"] == len(trajs)
