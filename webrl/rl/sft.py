@@ -147,6 +147,13 @@ def lr_at(cfg: SFTConfig, step: int, total_steps: int, elapsed_s: float) -> floa
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def clock_advance(cfg: TrainConfig, t0: float, c0: float) -> tuple[float, float]:
+    """(wall seconds, budget seconds) since t0 = perf_counter(), c0 = process_time(): the budget
+    (`cfg.minutes`) counts wall time, or process CPU time / torch threads under clock="cpu"."""
+    dt = time.perf_counter() - t0
+    return dt, dt if cfg.clock == "wall" else (time.process_time() - c0) / torch.get_num_threads()
+
+
 def latest_checkpoint(out: Path) -> Path | None:
     ckpts = [p for p in out.glob("ckpt-*") if (p / "trainer_state.pt").exists()]
     return max(ckpts, key=lambda p: int(p.name.split("-")[1])) if ckpts else None
@@ -286,10 +293,10 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
             accelerator.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        dt = time.perf_counter() - t0
+        dt, budget_s = clock_advance(cfg, t0, c0)
         step += 1
         wall += dt
-        elapsed += dt if cfg.clock == "wall" else (time.process_time() - c0) / torch.get_num_threads()
+        elapsed += budget_s
         window["loss"] += loss.item()
         window["n"] += 1
         window["tokens"] += int(mask.sum())
