@@ -24,7 +24,14 @@ from webrl.orm.data import (  # noqa: E402
     wrong_answer,
 )
 from webrl.orm.metrics import classification, reliability, report  # noqa: E402
-from webrl.orm.model import ORM_PROMPT_FILE, JudgeORM, LocalORM, load_orm_prompt_config, rewards  # noqa: E402
+from webrl.orm.model import (  # noqa: E402
+    ORM_PROMPT_FILE,
+    JudgeORM,
+    LocalORM,
+    load_orm_prompt_config,
+    rewards,
+    sorted_batches,
+)
 from webrl.orm.prompt import (  # noqa: E402
     QUESTION,
     QUESTION_WITH_TASK,
@@ -136,6 +143,13 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
     assert dedupe(trajs + trajs) == dedupe(trajs)
     bal = balance(trajs, seed=0)
     assert sum(t["label"] for t in bal) * 2 == len(bal) > 0
+
+
+def test_sorted_batches_hand_checked():
+    # sorted: 1 (len 2), 3 (3), 0 (5), 2 (9); budget 10: [1, 3] pads to 6, adding 0 would pad to 15
+    assert sorted_batches([5, 2, 9, 3], 10) == [[1, 3], [0], [2]]
+    assert sorted_batches([50, 4], 10) == [[1], [0]]  # an over-long item goes alone
+    assert sorted_batches([], 10) == []
 
 
 def test_metrics_hand_computed():

@@ -110,8 +110,8 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import EnvConfig, WebEnv
     from webrl.eval.llm import run_eval_llm
-    from webrl.orm.data import balance, dedupe, from_episode, scripted_trajectories, stats
-    from webrl.rl.demos import save_jsonl
+    from webrl.orm.data import balance, dedupe, from_episodes, scripted_trajectories, stats
+    from webrl.rl.demos import load_jsonl, save_jsonl
     from webrl.rl.loop import stratified
     from webrl.tasks.splits import load_split
 
@@ -126,10 +126,9 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool
         for temp in (0.0, 1.0):
             _, recs = run_eval_llm(sample, pol, prompt, SamplingParams(temperature=temp), n_envs=16,
                                    env_config=EnvConfig(max_steps=12), progress=progress)  # fmt: skip
-            trajs += [from_episode(r, f"policy_t{temp:g}") for r in recs if not r.get("backend_error")]
+            trajs += from_episodes(recs, f"policy_t{temp:g}")
     if extra is not None:
-        recs = [json.loads(line) for line in extra.open() if line.strip()]
-        trajs += [from_episode(r, "policy_t0") for r in recs if r.get("steps") and not r.get("backend_error")]
+        trajs += from_episodes(load_jsonl(extra), "policy_t0")
     trajs = dedupe(trajs)
     if balanced:
         trajs = balance(trajs, seed=0)

@@ -70,7 +70,7 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     from webrl.cli.model_cmds import _policy
     from webrl.env.web_env import EnvConfig
     from webrl.eval.llm import run_eval_llm
-    from webrl.orm.data import from_episode
+    from webrl.orm.data import from_episodes
     from webrl.rl.loop import stratified
 
     policy, prompt = _policy(args.policy, args)
@@ -79,7 +79,7 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     for temp in (0.0, 1.0):
         _, records = run_eval_llm(sample, policy, prompt, SamplingParams(temperature=temp), n_envs=args.envs,
                                   env_config=EnvConfig(max_steps=args.max_steps), progress=not args.no_progress)  # fmt: skip
-        out += [from_episode(r, f"policy_t{temp:g}") for r in records if not r.get("backend_error")]
+        out += from_episodes(records, f"policy_t{temp:g}")
     return out
 
 
@@ -137,9 +137,9 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     for f in args.data.split(","):
         rows = load_jsonl(Path(f))
         if rows and "steps" in rows[0] and "responses" not in rows[0]:  # episodes of `eval`/`train` rollouts
-            from webrl.orm.data import from_episode
+            from webrl.orm.data import from_episodes
 
-            rows = [from_episode(r, Path(f).parent.name) for r in rows if r.get("steps") and not r.get("backend_error")]
+            rows = from_episodes(rows, Path(f).parent.name)
         trajs += rows
     check_trajectories(trajs, args.data)
     if args.orm:

@@ -50,11 +50,11 @@ class ReplayAgent:
     def __init__(self, actions: list[str], seed: int):
         self.actions = actions
         self.rng = random.Random(seed)
-        self.i = 0
-        self.last = format_action(Action("Scroll Down"))
+        self.reset(None)
 
-    def reset(self, task: Task) -> None:
+    def reset(self, task: Task | None) -> None:
         self.i = 0
+        self.last = format_action(Action("Scroll Down"))  # what REPEAT repeats before any action
 
     def act(self, obs: str, info: dict) -> str:
         self.last = self._next(info)
@@ -150,6 +150,12 @@ def from_episode(rec: dict, behaviour: str) -> dict:
         "final_obs": rec.get("final_obs") or (rec["steps"][-1]["obs"] if rec["steps"] else ""),
         "label": rec["reward"] >= 1.0, "label_source": "evaluator", "reward": rec["reward"],
     }  # fmt: skip
+
+
+def from_episodes(recs: list[dict], behaviour: str) -> list[dict]:
+    """ORM trajectories from eval/rollout episode records, skipping episodes that never stepped
+    or whose browser failed (their reward says nothing about the agent)."""
+    return [from_episode(r, behaviour) for r in recs if r.get("steps") and not r.get("backend_error")]
 
 
 def scripted_trajectories(

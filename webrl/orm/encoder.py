@@ -50,6 +50,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.view import compact_page
+from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
 from webrl.rl.sft import EpochBatches, TrainConfig, clock_advance, latest_checkpoint, lr_at
@@ -242,17 +243,10 @@ class EncoderORM:
     def prob_success(self, trajs: list[dict]) -> list[float]:
         pairs = [encode_pair(self.tokenizer, t, self.cfg) for t in trajs]
         out = [0.0] * len(pairs)
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
-        k = 0
-        while k < len(order):
-            j = k + 1
-            while j < len(order) and len(pairs[order[j]][0]) * (j - k + 1) <= self.max_batch_tokens:
-                j += 1
-            batch = order[k:j]
+        for batch in sorted_batches([len(ids) for ids, _ in pairs], self.max_batch_tokens):
             logits = self.model(*pad_pairs([pairs[i] for i in batch], self.tokenizer.pad_token_id))
             for r, p in zip(batch, torch.softmax(logits.float(), -1)[:, 1].tolist(), strict=True):
                 out[r] = p
-            k = j
         return out
 
 

@@ -26,6 +26,19 @@ def rewards(probs: list[float]) -> list[float]:
     return [1.0 if p > 0.5 else 0.0 for p in probs]
 
 
+def sorted_batches(lengths: list[int], max_batch_tokens: int) -> list[list[int]]:
+    """Indices in batches of similar length: sorted by length, each batch grown while its padded
+    size (count x its longest) stays within `max_batch_tokens` (an over-long item goes alone)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and lengths[i] * (len(batches[-1]) + 1) <= max_batch_tokens:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
 class LocalORM:
     """P(success) = softmax(logit_yes, logit_no)[yes] at the answer position."""
 
@@ -59,15 +72,8 @@ class LocalORM:
 
         ids = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in self.prompts(trajs)]
         out = [0.0] * len(ids)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         decoder, head = decoder_and_head(self.model)
-        k = 0
-        while k < len(order):
-            longest = len(ids[order[k]])
-            j = k + 1
-            while j < len(order) and len(ids[order[j]]) * (j - k + 1) <= self.max_batch_tokens:
-                j += 1
-            batch = order[k:j]
+        for batch in sorted_batches([len(x) for x in ids], self.max_batch_tokens):
             longest = max(len(ids[i]) for i in batch)
             x = torch.full((len(batch), longest), self.pad_id, dtype=torch.long)
             mask = torch.zeros_like(x)
@@ -82,7 +88,6 @@ class LocalORM:
             p = torch.softmax(logits, dim=-1)[:, 0]
             for r, i in enumerate(batch):
                 out[i] = float(p[r])
-            k = j
         return out
 
 
