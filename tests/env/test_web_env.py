@@ -104,6 +104,22 @@ def test_truncation_after_repeats_and_max_steps(notes_world):
         env.step('do(action="Go Backward")')
 
 
+def test_truncation_when_a_cycle_revisits_the_same_page_and_action(notes_world):
+    def cycle(max_revisits):
+        env = WebEnv(EnvConfig(max_steps=30, max_revisits=max_revisits), world=notes_world)
+        _, info = env.reset(options={"task": notes_task()})
+        click = f'do(action="Click", element="{ids(info, text="Note 0")}")'
+        for step in range(1, 9):  # list -> note -> list -> note ...: never two identical actions in a row
+            *_, term, trunc, info = env.step(click if step % 2 else 'do(action="Go Backward")')
+            if trunc:
+                return step, info
+        return None, info
+
+    step, info = cycle(3)
+    assert step == 5 and info["revisits"] == 3 and info["repeats"] == 0  # the 3rd click on the same list page
+    assert cycle(0)[0] is None  # rule off
+
+
 def test_history_and_scroll(env):
     obs, info = env.reset(options={"task": notes_task()})
     obs, *_, info = env.step(f'do(action="Click", element="{ids(info, text="Long page")}")')

@@ -39,6 +39,7 @@ from lxml import html as lxml_html
 
 from webrl.env.actions import ELEMENT_ACTIONS, Action, parse_action
 from webrl.env.chromium_engine import CHROMIUM_ARGS, find_chromium
+from webrl.env.early_stop import NoProgress
 from webrl.env.http_backend import ActionError, match_option
 from webrl.env.observation import PageText, extract, make_window, norm, parse_html, render
 from webrl.env.web_env import EnvConfig
@@ -356,8 +357,8 @@ class BrowserGymEnv:
         self._page: PageText | None = None
         self._window_index = 0
         self._steps = 0
-        self._repeats = 0
-        self._last_action: str | None = None
+        self._guard = NoProgress(self.config.max_repeats, self.config.max_revisits)
+        self._obs_text = ""
         self._done = True
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
@@ -365,10 +366,12 @@ class BrowserGymEnv:
         self.task = task_from_json(task) if isinstance(task, dict) else task
         t0 = time.perf_counter()
         self._obs, bg_info = self.bg_env.reset(seed=seed)
-        self._steps, self._repeats, self._last_action, self._done = 0, 0, None, False
+        self._steps, self._done = 0, False
+        self._guard.reset()
         self._window_index = 0
         self._fresh_document()
         obs, info = self._observe(None)
+        self._obs_text = obs
         info["timings"] = {"reset_ms": (time.perf_counter() - t0) * 1000}
         info["browsergym"] = {"goal": self._obs.get("goal", "")}
         return obs, info
@@ -390,20 +393,18 @@ class BrowserGymEnv:
             except ActionError as e:
                 error = str(e)
         key = action.to_text() if action is not None else None
-        same = key is not None and key == self._last_action
-        self._repeats = self._repeats + 1 if (error is not None or same) else 0
-        self._last_action = key
+        no_progress = self._guard.update(self._obs_text, key, error is not None)
         terminated = terminated or (action is not None and action.kind == "exit")
-        truncated = not terminated and (
-            self._steps >= self.config.max_steps or self._repeats >= self.config.max_repeats
-        )
+        truncated = not terminated and (self._steps >= self.config.max_steps or no_progress)
         obs, info = self._observe(error)
+        self._obs_text = obs
         if terminated or truncated:
             self._done = True
             info["answer"] = answer
         info.update(
             action=None if action is None else {"kind": action.kind, "element": action.element, "argument": action.argument},
-            action_text=key, action_error=error, step=self._steps, repeats=self._repeats,
+            action_text=key, action_error=error, step=self._steps, repeats=self._guard.repeats,
+            revisits=self._guard.revisits,
         )  # fmt: skip
         return obs, float(reward), terminated, truncated, info
 

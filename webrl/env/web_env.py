@@ -4,8 +4,10 @@
     obs, info = env.reset(options={"task": task})
     obs, reward, terminated, truncated, info = env.step('do(action="Click", element="3")')
 
-`terminated` on exit(...); `truncated` at `max_steps` or after `max_repeats`
-consecutive invalid or identical actions (the WebArena-Lite harness rule).
+`terminated` on exit(...); `truncated` at `max_steps`, after `max_repeats`
+consecutive invalid or identical actions (the WebArena-Lite harness rule), or
+when the same action is sent on the same observation for the `max_revisits`-th
+time (a loop; see webrl/env/early_stop.py).
 The reward is the ground-truth evaluator's score, given once when the episode
 ends. Model output never raises: a bad action is a no-op whose error shows in
 the next observation.
@@ -20,6 +22,7 @@ from typing import Any
 
 from webrl.env.actions import ELEMENT_ACTIONS, parse_action
 from webrl.env.backend import Backend, BackendError, Session
+from webrl.env.early_stop import NoProgress
 from webrl.env.http_backend import ActionError, HttpBackend
 from webrl.env.observation import PageText, Window, extract, make_window, render
 from webrl.sites.world import WorldApp
@@ -33,6 +36,7 @@ class EnvConfig:
 
     max_steps: int = 30  # steps before the episode is truncated
     max_repeats: int = 5  # consecutive invalid-or-identical actions before truncation
+    max_revisits: int = 3  # the same action on the same observation this many times truncates (0: off)
     window_chars: int = 2000  # characters of page text shown per scroll window
     base_url: str = "http://127.0.0.1:7770"  # where the sites live (for URLs shown to the agent)
     evaluate: bool = True  # score the episode with the task's evaluator when it ends
@@ -40,6 +44,9 @@ class EnvConfig:
     def __post_init__(self):
         if self.max_steps < 1:
             raise ValueError(f"EnvConfig.max_steps must be >= 1, got {self.max_steps}")
+        if self.max_repeats < 0 or self.max_revisits < 0:
+            raise ValueError(f"EnvConfig.max_repeats and max_revisits must be >= 0 (0: off), got "
+                             f"{self.max_repeats} and {self.max_revisits}")
         if self.window_chars < 200:
             raise ValueError(f"EnvConfig.window_chars must be >= 200, got {self.window_chars}")
 
@@ -62,8 +69,8 @@ class WebEnv:
         self._page_version = -1
         self._window_index = 0
         self._steps = 0
-        self._repeats = 0
-        self._last_action: str | None = None
+        self._guard = NoProgress(self.config.max_repeats, self.config.max_revisits)
+        self._obs_text = ""
         self._done = True
 
     # --- Gymnasium API ---------------------------------------------------------
@@ -89,6 +96,7 @@ class WebEnv:
             raise
         reset_ms = (time.perf_counter() - t0) * 1000
         obs, info = self._observe(error=None)
+        self._obs_text = obs
         info["timings"] = {"reset_ms": reset_ms}
         return obs, info
 
@@ -102,8 +110,7 @@ class WebEnv:
                     self.session.login(site, user, password)
         self.session.goto(expand_url(task.start_url, self.config.base_url))
         self._steps = 0
-        self._repeats = 0
-        self._last_action = None
+        self._guard.reset()
         self._done = False
         self._window_index = 0
 
@@ -136,18 +143,15 @@ class WebEnv:
                 error = f"the page failed to respond ({type(e).__name__})"
         key = action.to_text() if action is not None else None
         invalid = error is not None
-        same = key is not None and key == self._last_action
-        self._repeats = self._repeats + 1 if (invalid or same) else 0
-        self._last_action = key
-        truncated = not terminated and (
-            self._steps >= self.config.max_steps or self._repeats >= self.config.max_repeats
-        )
+        no_progress = self._guard.update(self._obs_text, key, invalid)
+        truncated = not terminated and (self._steps >= self.config.max_steps or no_progress)
         act_ms = (time.perf_counter() - t0) * 1000
         t1 = time.perf_counter()
         try:
             obs, info = self._observe(error)
         except BackendError as e:
             return self._backend_failed(e, action)
+        self._obs_text = obs
         obs_ms = (time.perf_counter() - t1) * 1000
         reward = 0.0
         if terminated or truncated:
@@ -163,7 +167,8 @@ class WebEnv:
             action_text=key,
             action_error=error,
             step=self._steps,
-            repeats=self._repeats,
+            repeats=self._guard.repeats,
+            revisits=self._guard.revisits,
             timings={"act_ms": act_ms, "obs_ms": obs_ms},
         )  # fmt: skip
         return obs, reward, terminated, truncated, info

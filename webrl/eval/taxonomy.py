@@ -8,8 +8,9 @@ Rules, applied to each failed episode in this order (first match wins):
                     its very first step with a wrong answer.
   fail_to_recover   "fails to recover": an action failed and the agent then sent the
                     same action again at once (it repeats a failing action), at least once.
-  stuck_midway      "gets stuck midway": the episode was cut off (max steps, or the
-                    5-repeats rule on valid actions) without the agent exiting: it looped
+  stuck_midway      "gets stuck midway": the episode was cut off (max steps, or the env's
+                    no-progress rules: 5 repeats in a row, or the same action on the
+                    same page a 3rd time) without the agent exiting: it looped
                     or ran out of steps.
   wrong_page        "stops at the wrong page": the agent exited (after its first step)
                     but the evaluator says the task is not done: wrong page, wrong state,
