@@ -14,6 +14,7 @@ from webrl.cli.main import main  # noqa: E402
 from webrl.orm.encoder import (  # noqa: E402
     ENCODER_PRESETS,
     EncoderORM,
+    answer_context,
     build_classifier,
     encode_pair,
     evidence,
@@ -134,3 +135,14 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     rep = json.loads((tmp_path / "ev2" / "orm_eval.json").read_text())
     assert rep["overall"]["n"] == 8 and rep["per_behaviour"]["rollouts"]["n"] == 2
     assert rep["per_behaviour"]["rollouts"]["confusion"]["tp"] + rep["per_behaviour"]["rollouts"]["confusion"]["fn"] == 1
+
+
+def test_answer_context_shows_the_page_lines_that_hold_the_answer():
+    page = "URL: /p/1\n# Blue Mug\nIn stock: 40\n[Review](7) 4 out of 5 stars · by Ann\nRating: 4.5 out of 5"
+    assert answer_context(['exit(message="40")'], page) == "Answer context: In stock: 40"
+    assert answer_context(['exit(message="4")'], page) == "Answer context: [Review] 4 out of 5 stars · by Ann"
+    assert answer_context(['exit(message="41")'], page) == "Answer context: not on the page"
+    assert answer_context(['exit(message="Done")'], page) == "Answer context: -"
+    assert answer_context(['do(action="Click", element="7")'], page) == "Answer context: -"
+    cfg = replace(TINY, max_tokens=128, history_tokens=100, context=True)
+    assert "Answer context: In stock: 40" in history_text("How many in stock?", ['exit(message="40")'], page, cfg.context)

@@ -19,6 +19,7 @@ from webrl.orm.data import (  # noqa: E402
     REPEAT,
     balance,
     dedupe,
+    misread_answer,
     perturbations,
     scripted_trajectories,
     wrong_answer,
@@ -120,6 +121,24 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert "answer" not in perturbations(acts, [], seed=1, answer_checked=False)
     k = p["loop"].index(RANDOM_CLICK)
     assert k <= 1 and p["loop"][:k] == acts[:k] and p["loop"][k + 1 :] == [REPEAT] * 8
+    assert "misread" not in p  # no final page given: nothing to misread
+    page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40 · 4.5 stars\n[Red Mug](9) $7"
+    p = perturbations(acts, ["Home"], seed=1, final_page=page)
+    assert p["misread"] == acts[:2] + ['exit(message="$7")']  # the only other price below the heading
+
+
+def test_misread_answer_takes_a_value_of_the_same_kind_from_the_page_content():
+    import random
+
+    page = ("URL: /x\n[Cart (3)](4) [Sign in](5)\n# Order #000123\nPlaced 2023-10-15 · Total: $87.00\n"
+            "Shipped 2023-10-19 · Items: 3 · SKU HK-HEA-0042\n[Blue Mug](12) [Red Mug](13)")
+    rng = random.Random(0)
+    assert misread_answer("2023-10-15", page, rng) == "2023-10-19"
+    assert misread_answer("$87.00", page, rng) is None  # no other price on the page
+    assert misread_answer("3", page, rng) == "000123"  # whole numbers only: not the date's or the price's digits
+    assert misread_answer("HK-HEA-0042", page, rng) is None
+    assert misread_answer("Blue Mug", page, rng) == "Red Mug"  # a link of the content, not "Sign in"
+    assert misread_answer("N/A", page, rng) is None and misread_answer("", page, rng) is None
 
 
 def test_loop_behaviour_repeats_one_click_until_truncated(trajs):

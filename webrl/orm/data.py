@@ -10,6 +10,10 @@ ground-truth evaluator; label_source = "evaluator"):
   answer   the oracle's actions with the final answer text changed (a number shifted,
            an answer replaced by "N/A", an "N/A" replaced by text from the page); only for
            tasks whose evaluator reads the answer (string_match)
+  misread  the oracle's actions with the final answer replaced by another value of the same
+           kind read off the same final page (another price, date, number, code or link
+           text): the mistake a policy makes on the right page, whose answer, unlike
+           `answer`'s, is on the page
   detour   right page, wrong action: the oracle's second-to-last action replaced by a
            click on a random element of that page, then the final action
   loop     the oracle's first k actions (k random, before its last two), then one random
@@ -39,7 +43,7 @@ from webrl.env.actions import Action, format_action, parse_action
 from webrl.env.web_env import WebEnv
 from webrl.tasks.schema import Task
 
-SCRIPTED = ("oracle", "wrong", "early", "answer", "detour", "loop")
+SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop")
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 
@@ -95,11 +99,39 @@ def wrong_answer(message: str, page_texts: list[str], rng: random.Random) -> str
     return "N/A"
 
 
+# answer shapes, most specific first: a value of the first shape the answer matches is swapped
+# for another value of that shape on the page
+_SHAPES = [re.compile(p) for p in (r"\$\d[\d,]*(?:\.\d+)?", r"\b\d{4}-\d{2}-\d{2}\b", r"\b[A-Z]{2,}(?:-[A-Z0-9]+)+\b",
+                                   r"(?<![\w.$-])\d+(?:\.\d+)?(?![\w-])")]
+_LINK = re.compile(r"\[([^\]]+)\]\(\d+\)")
+
+
+def misread_answer(message: str, final_page: str, rng: random.Random) -> str | None:
+    """Another value of the answer's kind from the final page's content (compact view, below its
+    first heading: not the site's header and navigation), or None when it has none. Link texts
+    stand in for answers that are not a price, date, code or number."""
+    from webrl.agent.view import compact_page
+
+    message = message.strip()
+    if not message or message.upper() == "N/A":
+        return None
+    page = compact_page(final_page)
+    page = page[page.find("\n# ") + 1 :] if "\n# " in page else page
+    shape = next((r for r in _SHAPES if r.fullmatch(message)), None)
+    if shape is not None:
+        values = shape.findall(_LINK.sub(r"\1", page))
+    else:
+        values = [v.strip() for v in _LINK.findall(page)]
+    values = sorted({v for v in values if v and v.lower() != message.lower()})
+    return rng.choice(values) if values else None
+
+
 def perturbations(
-    oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True
+    oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True, final_page: str = ""
 ) -> dict[str, list[str]]:
     """The scripted mistakes built from the oracle's action list (see module docstring);
-    `answer` only when the task's evaluator reads the answer (`answer_checked`)."""
+    `answer` and `misread` only when the task's evaluator reads the answer (`answer_checked`);
+    `misread` takes its value from `final_page` (the oracle's final observation)."""
     rng = random.Random(seed)
     out: dict[str, list[str]] = {}
     n = len(oracle_actions)
@@ -113,6 +145,9 @@ def perturbations(
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:
             out["answer"] = oracle_actions[:-1] + [format_action(Action("exit", argument=msg))]
+        msg = misread_answer(last.argument or "", final_page, random.Random(seed + 2))  # own stream, as `loop`
+        if msg is not None:
+            out["misread"] = oracle_actions[:-1] + [format_action(Action("exit", argument=msg))]
     return out
 
 
@@ -168,7 +203,8 @@ def scripted_trajectories(
         if "wrong" in behaviours:
             out.append(_public(run_scripted(env, task, OracleAgent(wrong=True), prompt, "wrong")))
         checked = "string_match" in task.eval.get("eval_types", [])
-        mistakes = perturbations(oracle["_actions"], oracle["_texts"], _seed(seed, task.task_id), checked)
+        mistakes = perturbations(oracle["_actions"], oracle["_texts"], _seed(seed, task.task_id), checked,
+                                 final_page=oracle["final_obs"])
         for name, actions in mistakes.items():
             if name in behaviours:
                 agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name))

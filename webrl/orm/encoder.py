@@ -81,6 +81,7 @@ class EncoderORMConfig(TrainConfig):
     history_tokens: int = field(default=160, metadata={"help": "tokens for the task and the actions (segment A)"})
     dropout: float = field(default=0.1, metadata={"help": "dropout on the pooled vector (training only)"})
     evidence: bool = field(default=True, metadata={"help": "add the answer/name string checks to segment A"})
+    context: bool = field(default=False, metadata={"help": "add the final page's lines that hold the answer to segment A"})
 
     def __post_init__(self):
         super().__post_init__()
@@ -92,9 +93,9 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
     "cpu-tiny": EncoderORMConfig(lr=1e-4, max_steps=3, log_every=1, warmup_steps=1, max_tokens=128,
                                  history_tokens=48, max_batch_tokens=512, max_seq_tokens=128),
     "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=12.0, warmup_steps=20, weight_decay=0.01,
-                            max_batch_tokens=4096, max_seq_tokens=512),
+                            max_batch_tokens=4096, max_seq_tokens=512, context=True),
     "gpu": EncoderORMConfig(lr=5e-5, epochs=6.0, warmup_steps=50, weight_decay=0.01,
-                            max_batch_tokens=32768, max_seq_tokens=512),
+                            max_batch_tokens=32768, max_seq_tokens=512, context=True),
 }  # fmt: skip
 
 
@@ -113,20 +114,45 @@ def _contains(haystack: list[str], needle: str) -> bool:
     return bool(n) and any(haystack[i : i + len(n)] == n for i in range(len(haystack) - len(n) + 1))
 
 
-def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
-    """String checks between the task, the final answer and the final page (see module docstring)."""
+def _final_answer(responses: list[str]) -> str | None:
+    """The exit message of the last response ("" for none), or None when the agent did not stop."""
     from webrl.env.actions import parse_action
 
-    page = _words(_ELEMENT_ID.sub("]", compact_page(final_obs)))
     last = parse_action(responses[-1]).action if responses else None
-    if last is None or last.kind != "exit":
+    return (last.argument or "") if last is not None and last.kind == "exit" else None
+
+
+def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
+    """Where the final answer sits on the final page: up to `lines` page lines that contain its
+    first part (whole words), each cut to `width` characters around it. A wrong value copied from
+    the right page ("4" from "4.0 stars" for a stock count) shows up here as a mismatch with the
+    question that the bare "on the page" check cannot see."""
+    answer = _final_answer(responses)
+    if answer is None or answer.strip().lower() in ("", "done", "ok", "n/a"):
+        return "Answer context: -"
+    part = next((p.strip() for p in re.split(r"[,;\n]| and ", answer) if p.strip()), answer.strip())
+    want, found = _words(part), []
+    for line in _ELEMENT_ID.sub("]", compact_page(final_obs)).splitlines():
+        if want and _contains(_words(line), part):
+            at = max(0, line.lower().find(part.lower()) - width // 2)
+            found.append(line[at : at + width].strip())
+            if len(found) == lines:
+                break
+    return "Answer context: " + (" | ".join(found) if found else "not on the page")
+
+
+def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
+    """String checks between the task, the final answer and the final page (see module docstring)."""
+    page = _words(_ELEMENT_ID.sub("]", compact_page(final_obs)))
+    message = _final_answer(responses)
+    if message is None:
         answer = "Answer: the agent did not stop"
-    elif not (last.argument or "").strip() or last.argument.strip().lower() in ("done", "ok"):
+    elif not message.strip() or message.strip().lower() in ("done", "ok"):
         answer = "Answer: none"
-    elif last.argument.strip().upper() == "N/A":
+    elif message.strip().upper() == "N/A":
         answer = "Answer: N/A"
     else:
-        parts = [p for p in re.split(r"[,;\n]| and ", last.argument) if p.strip()] or [last.argument]
+        parts = [p for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message]
         answer = f"Answer on final page: {sum(_contains(page, p) for p in parts)} of {len(parts)}"
     names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
     names += [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
@@ -134,10 +160,12 @@ def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
     return [answer, shown]
 
 
-def history_text(intent: str, responses: list[str], final_obs: str | None = None) -> str:
-    """Segment A: the task, the evidence lines (when `final_obs` is given), the last response,
-    then the earlier ones, most recent first."""
+def history_text(intent: str, responses: list[str], final_obs: str | None = None, context: bool = False) -> str:
+    """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
+    context when `context`), the last response, then the earlier ones, most recent first."""
     parts = [f"Task: {intent}", *(evidence(intent, responses, final_obs) if final_obs is not None else [])]
+    if final_obs is not None and context:
+        parts.append(answer_context(responses, final_obs))
     parts.append(f"Last action: {fold(responses[-1]) if responses else '(none)'}")
     if len(responses) > 1:
         earlier = [f"{i + 1}. {fold(r)}" for i, r in reversed(list(enumerate(responses[:-1])))]
@@ -148,7 +176,8 @@ def history_text(intent: str, responses: list[str], final_obs: str | None = None
 def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int], list[int]]:
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
-    a = tokenizer(history_text(traj["intent"], traj["responses"], page), add_special_tokens=False)["input_ids"]
+    text = history_text(traj["intent"], traj["responses"], page, cfg.context)
+    a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
     b = b[: max(0, cfg.max_tokens - len(a) - 3)]
