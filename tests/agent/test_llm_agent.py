@@ -40,7 +40,7 @@ def test_batched_runner_records_and_lockstep(tiny):
     _, tok = tiny
     tasks = _tasks()
     world = WorldApp()
-    envs = [WebEnv(EnvConfig(max_steps=4), world) for _ in range(3)]
+    envs = [WebEnv(EnvConfig(max_steps=4, max_revisits=0), world) for _ in range(3)]  # cut by max_steps
     policy = ScriptedPolicy(tok)
     seen = []
     records = run_batched(tasks, envs, policy, PromptConfig(), SamplingParams(), on_episode=seen.append)

@@ -91,6 +91,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_replay(args: argparse.Namespace) -> int:
+    from webrl.env.web_env import EnvConfig
+    from webrl.eval.replay import replay_records
+    from webrl.rl.demos import load_jsonl
+
+    tasks = {t.task_id: t for name in args.tasks.split(",") if name for t in _load_tasks(name, None, None)}
+    records = []
+    for f in args.episodes.split(","):
+        if not Path(f).is_file():
+            print(f"error: --episodes: no file {f}", file=sys.stderr)
+            return 2
+        records += load_jsonl(Path(f))
+    given = {"max_steps": args.max_steps, "max_repeats": args.max_repeats, "max_revisits": args.max_revisits}
+    cfg = EnvConfig(**{k: v for k, v in given.items() if v is not None})
+    print(json.dumps(replay_records(records, tasks, cfg)))
+    return 0
+
+
 def cmd_bench_env(args: argparse.Namespace) -> int:
     from webrl.env.web_env import EnvConfig
     from webrl.eval.bench import bench_env
@@ -225,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--parallel", type=int, default=4, help="chromium: episodes run at once (browser contexts)")
     be.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
     be.set_defaults(func=cmd_bench_env)
+    br = bsub.add_parser("replay", help="recorded episodes replayed under other env rules: steps saved, outcomes changed")
+    br.add_argument("--episodes", required=True, help="comma list of eval/rollout episodes.jsonl files")
+    br.add_argument("--tasks", default="train,test", help="comma list of splits or task files the episodes ran")
+    br.add_argument("--max-steps", type=int, default=None, help="step cap (default: EnvConfig's, 30)")
+    br.add_argument("--max-repeats", type=int, default=None, help="invalid/identical actions in a row (default 5)")
+    br.add_argument("--max-revisits", type=int, default=None, help="same action on the same page (default 3; 0 off)")
+    br.set_defaults(func=cmd_bench_replay)
     add_commands(sub, bsub)  # sft, eval-demos, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval
     add_train_commands(sub)  # train
