@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--tasks", default="train,test", help="comma list of splits or task files the episodes ran")
     br.add_argument("--max-steps", type=int, default=None, help="step cap (default: EnvConfig's, 30)")
     br.add_argument("--max-repeats", type=int, default=None, help="invalid/identical actions in a row (default 5)")
-    br.add_argument("--max-revisits", type=int, default=None, help="same action on the same page (default 3; 0 off)")
+    br.add_argument("--max-revisits", type=int, default=None, help="same action on the same page (default 0: off)")
     br.set_defaults(func=cmd_bench_replay)
     add_commands(sub, bsub)  # sft, eval-demos, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval

@@ -10,7 +10,7 @@ Rules, applied to each failed episode in this order (first match wins):
                     same action again at once (it repeats a failing action), at least once.
   stuck_midway      "gets stuck midway": the episode was cut off (max steps, or the env's
                     no-progress rules: 5 repeats in a row, or the same action on the
-                    same page a 3rd time) without the agent exiting: it looped
+                    same page a 3rd time, opt-in) without the agent exiting: it looped
                     or ran out of steps.
   wrong_page        "stops at the wrong page": the agent exited (after its first step)
                     but the evaluator says the task is not done: wrong page, wrong state,
