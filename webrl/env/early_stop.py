@@ -40,7 +40,7 @@ class NoProgress:
         same = action is not None and action == self._last
         self.repeats = self.repeats + 1 if (invalid or same) else 0
         self._last = action
-        if action is not None:
+        if self.max_revisits and action is not None:  # off (the default): no hashing on the env's hot path
             key = (hashlib.blake2b(obs_before.encode(), digest_size=16).hexdigest(), action)
             self._seen[key] += 1
             self.revisits = self._seen[key]

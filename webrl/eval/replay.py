@@ -24,7 +24,7 @@ def replay_episode(env: WebEnv, task: Task, responses: list[str]) -> dict:
         if terminated or truncated:
             ended = True
             break
-    if not ended:  # the recording went on longer than these rules allow only if it was cut: score as is
+    if not ended:  # the recording was cut by a rule these replay rules lack: score it as the env scores a cut
         reward = env.score(None)
     return {"n_steps": steps, "reward": reward, "success": reward >= 1.0}
 

@@ -122,6 +122,11 @@ def _final_answer(responses: list[str]) -> str | None:
     return (last.argument or "") if last is not None and last.kind == "exit" else None
 
 
+def _answer_parts(message: str) -> list[str]:
+    """An answer split into its parts on `,` `;` newlines and ` and `."""
+    return [p.strip() for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message.strip()]
+
+
 def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
     """Where the final answer sits on the final page: up to `lines` page lines that contain its
     first part (whole words), each cut to `width` characters around it. A wrong value copied from
@@ -130,7 +135,7 @@ def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: 
     answer = _final_answer(responses)
     if answer is None or answer.strip().lower() in ("", "done", "ok", "n/a"):
         return "Answer context: -"
-    part = next((p.strip() for p in re.split(r"[,;\n]| and ", answer) if p.strip()), answer.strip())
+    part = _answer_parts(answer)[0]
     want, found = _words(part), []
     for line in _ELEMENT_ID.sub("]", compact_page(final_obs)).splitlines():
         if want and _contains(_words(line), part):
@@ -152,7 +157,7 @@ def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
     elif message.strip().upper() == "N/A":
         answer = "Answer: N/A"
     else:
-        parts = [p for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message]
+        parts = _answer_parts(message)
         answer = f"Answer on final page: {sum(_contains(page, p) for p in parts)} of {len(parts)}"
     names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
     names += [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
