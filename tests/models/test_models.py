@@ -6,7 +6,7 @@ import torch
 from webrl.models.build import build, build_base, load_checkpoint, save_checkpoint, tiny_tokenizer
 from webrl.models.config import LoraSpec, ModelConfig, TinySpec, preset
 from webrl.models.lora import attach_lora, load_adapter, trainable_parameters, use_adapter
-from webrl.models.scoring import selected_logprobs
+from webrl.models.scoring import FrozenPrefix, first_trainable_layer, selected_logprobs
 
 
 def test_presets_and_validation():
@@ -136,3 +136,48 @@ def test_top_layers_adapts_only_the_last_layers_and_skips_their_backward():
     assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
     with pytest.raises(ValueError, match="top_layers"):
         LoraSpec(top_layers=-1)
+
+
+def _padded_batch(tok, texts):
+    rows = [tok(t).input_ids for t in texts]
+    width = max(map(len, rows))
+    ids = torch.tensor([r + [tok.pad_token_id] * (width - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :2] = -100
+    return ids, mask, labels
+
+
+def test_frozen_prefix_cache_matches_the_full_forward_and_its_gradients():
+    cfg = preset("cpu-tiny", lora=LoraSpec(r=2, alpha=4, top_layers=1), tiny=TinySpec(layers=3))
+    model, tok = build(cfg)
+    for p in model.parameters():  # fresh LoRA B is zero: make the adapter matter
+        if p.requires_grad:
+            torch.nn.init.normal_(p, std=0.05)
+    assert first_trainable_layer(model) == 2 and FrozenPrefix.usable(model)
+    ids, mask, labels = _padded_batch(tok, ["Task: buy a blue mug now", "Task: go", "Task: find the cheapest red lamp"])
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def grads(logp):
+        model.zero_grad()
+        (-logp.mean()).backward()
+        return [p.grad.clone() for p in trainable]
+
+    want = selected_logprobs(model, ids, mask, labels)
+    want_grads = grads(want)
+    cache = FrozenPrefix(model, max_bytes=1e9)
+    for rows in ([0, 1, 2], [2, 0, 1]):  # first pass fills the cache, second reads it (another order)
+        got = cache.selected_logprobs([10 + r for r in rows], ids[rows], mask[rows], labels[rows])
+        order = torch.cat([torch.arange(int((labels[r, 1:] != -100).sum())) + int((labels[:r, 1:] != -100).sum()) for r in rows])
+        assert torch.allclose(got, want.detach()[order], atol=1e-5)
+        for g, w in zip(grads(got), want_grads, strict=True):
+            assert torch.allclose(g, w, atol=1e-5)
+    assert (cache.misses, cache.hits) == (3, 3)
+    assert cache.states[11].shape[0] == int(mask[1].sum())  # stored without padding
+    full = FrozenPrefix(model, max_bytes=cache.states[10].numel() * 4)  # room for one row only
+    full.selected_logprobs([0, 1, 2], ids, mask, labels)
+    assert list(full.states) == [0] and full.bytes <= full.max_bytes
+    assert torch.allclose(full.selected_logprobs([0, 1, 2], ids, mask, labels), want.detach(), atol=1e-5)
+    # the decoder is whole again afterwards
+    assert len(model.get_base_model().model.layers) == 3
+    assert not FrozenPrefix.usable(build(preset("cpu-tiny"))[0])  # adapters on every layer: nothing frozen

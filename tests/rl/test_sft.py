@@ -16,6 +16,7 @@ from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.rl.demos import Example, length_batches, make_examples  # noqa: E402
 from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, select_tasks, train_sft  # noqa: E402
+from webrl.tasks.schema import load_tasks  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,23 @@ def test_select_tasks_per_family_then_limit():
     assert ids(SFTConfig(per_family=2, sites="shop", limit=2)) == [0, 2]
 
 
+def test_stratified_sample_gives_each_site_its_share_and_siblings_are_held_out():
+    from types import SimpleNamespace as T
+
+    from webrl.tasks.splits import family_siblings, stratified_sample
+
+    tasks = [T(task_id=f"{s}{i}", site=s, family=f"{s}.f{i % 3}") for s, k in (("shop", 6), ("map", 3), ("code", 1))
+             for i in range(k)]  # fmt: skip
+    sample = stratified_sample(tasks, 5, seed=1)
+    # exact shares 3 / 1.5 / 0.5: shop 3, then the largest remainders (map .5, code .5; tie by name: code)
+    assert [t.site for t in sample].count("shop") == 3 and len(sample) == 5
+    assert sorted({t.site for t in sample}) == ["code", "map", "shop"]
+    assert sample == stratified_sample(tasks, 5, seed=1) and [tasks.index(t) for t in sample] == sorted(tasks.index(t) for t in sample)
+    assert stratified_sample(tasks, 50) == tasks
+    trained = [tasks[0], tasks[7]]  # shop.f0 and map.f1
+    assert [t.task_id for t in family_siblings(trained, tasks, {"shop0", "map1"})] == ["shop3"]  # map.f1 has no other
+
+
 def test_lr_schedule_warmup_cosine_and_time_budget():
     cfg = SFTConfig(lr=1.0, warmup_steps=2, min_lr_ratio=0.1)
     assert lr_at(cfg, 0, 10, 0) == pytest.approx(0.5)
@@ -93,6 +111,11 @@ def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
     assert all(m["losses/sft"] > 0 and 0 < m["charts/padding"] <= 1 for m in metrics)
     demos = [json.loads(x) for x in (a / "demos.jsonl").read_text().splitlines()]
     assert len(demos) == 2 and any(s["response"].startswith("# Element:") for d in demos for s in d["steps"])
+    trained = load_tasks(a / "trained_tasks.json")  # the 2 tasks trained on; held-out: same families, not trained on
+    assert [t.task_id for t in trained] == [d["task_id"] for d in demos]
+    heldout = load_tasks(a / "heldout_tasks.json")
+    assert {t.family for t in heldout} <= {t.family for t in trained}
+    assert not {t.task_id for t in heldout} & {t.task_id for t in trained}
 
     # a run killed after step 2 resumes from ckpt-2 and ends where the uninterrupted one did
     b = tmp_path / "b"

@@ -3,7 +3,7 @@
 import pytest
 
 from webrl.agent.policies import OracleAgent, RandomAgent
-from webrl.env.web_env import WebEnv
+from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.eval.oracle import split_stats, with_measured_difficulty
 from webrl.eval.runner import run_eval
 from webrl.sites.world import WorldApp
@@ -66,6 +66,8 @@ def test_oracle_solves_every_test_task_and_random_does_not(world):
 @pytest.mark.parametrize("site", list(TEST_COUNTS))
 def test_oracle_on_200_fresh_instances(site, world, db):
     tasks = instances(site_families(site), db, "any", 200, set(), first_seed=5000)
-    summary, records = run_eval(tasks, OracleAgent, WebEnv(world=world), progress=False)
-    failed = [(r["task_id"], r["agent_error"]) for r in records if not r["success"]]
+    # under the loop rule too (it only ever cuts episodes short, so this covers the rule off as well)
+    env = WebEnv(world=world, config=EnvConfig(max_revisits=3))
+    summary, records = run_eval(tasks, OracleAgent, env, progress=False)
+    failed = [(r["task_id"], r["agent_error"], r["truncated"]) for r in records if not r["success"]]
     assert summary["success_rate"] == 1.0, failed[:5]

@@ -35,7 +35,7 @@ def _make_env(args: argparse.Namespace):
         if args.screenshots:
             print("error: --screenshots needs --backend chromium", file=sys.stderr)
             return None
-        return WebEnv(EnvConfig(max_steps=args.max_steps))
+        return WebEnv(EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits))
     if args.backend != "chromium":
         print(f"error: unknown backend {args.backend!r}; use http or chromium", file=sys.stderr)
         return None
@@ -49,7 +49,8 @@ def _make_env(args: argparse.Namespace):
     backend = ChromiumBackend(
         world, base_url=args.base_url, config=ChromiumConfig(executable=args.chromium, screenshot_dir=shots)
     )
-    return WebEnv(EnvConfig(max_steps=args.max_steps, base_url=backend.base_url), world, backend=backend)
+    config = EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits, base_url=backend.base_url)
+    return WebEnv(config, world, backend=backend)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -229,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", default=None, help="directory for episodes.jsonl + summary.json (resumable)")
     e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
     e.add_argument("--max-steps", type=int, default=30, help="steps before an episode is cut off")
+    e.add_argument("--max-revisits", type=int, default=3,
+                   help="cut off an episode that sends the same action on the same page this many times "
+                        "without reaching a new page in between (0 = off; webrl/env/early_stop.py)")
     e.add_argument("--json", action="store_true", help="print the summary JSON as the last line")
     e.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_eval_args(e)
@@ -248,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     br.add_argument("--tasks", default="train,test", help="comma list of splits or task files the episodes ran")
     br.add_argument("--max-steps", type=int, default=None, help="step cap (default: EnvConfig's, 30)")
     br.add_argument("--max-repeats", type=int, default=None, help="invalid/identical actions in a row (default 5)")
-    br.add_argument("--max-revisits", type=int, default=None, help="same action on the same page (default 0: off)")
+    br.add_argument("--max-revisits", type=int, default=None, help="same action on the same page (default 3; 0: off)")
     br.set_defaults(func=cmd_bench_replay)
     add_commands(sub, bsub)  # sft, eval-demos, serve-model, bench model
     add_orm_commands(sub)  # orm data|train|eval

@@ -56,7 +56,8 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens)
     out = Path(args.out) if args.out else None
     summary, _ = run_eval_llm(
-        tasks, policy, prompt, sampling, n_envs=args.envs, env_config=EnvConfig(max_steps=args.max_steps),
+        tasks, policy, prompt, sampling, n_envs=args.envs,
+        env_config=EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits),
         out_dir=out, progress=not args.no_progress,
         extra_config={"agent": args.agent, "split": args.split, "seed": args.seed},
     )  # fmt: skip
@@ -105,7 +106,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
         torch.set_num_threads(model_cfg.threads)
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
-              "seed": args.seed, "per_family": args.per_family}  # fmt: skip
+              "seed": args.seed, "per_family": args.per_family, "frozen_cache_gb": args.frozen_cache_gb}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
     prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
@@ -187,6 +188,9 @@ def add_commands(sub, bench_sub) -> None:
                    help="only the first N tasks of each family (more epochs per family in the same time)")
     s.add_argument("--seed", type=int, default=None, help="data order seed")
     s.add_argument("--top-layers", type=int, default=None, help="LoRA on the top N decoder layers only (0 = all; cpu 12)")
+    s.add_argument("--frozen-cache-gb", type=float, default=None,
+                   help="memory for caching the frozen bottom layers' output per example, so later epochs skip "
+                        "them (default 4; 0 = off)")
     s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")
     s.add_argument("--max-rounds", type=int, default=None, help="past rounds kept in the prompt (cpu 6; 0 = all)")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

@@ -5,9 +5,9 @@
     obs, reward, terminated, truncated, info = env.step('do(action="Click", element="3")')
 
 `terminated` on exit(...); `truncated` at `max_steps`, after `max_repeats`
-consecutive invalid or identical actions (the WebArena-Lite harness rule), or,
-opt-in, when the same action is sent on the same observation for the
-`max_revisits`-th time (a loop; see webrl/env/early_stop.py).
+consecutive invalid or identical actions (the WebArena-Lite harness rule), or
+when the same action is sent on the same observation for the `max_revisits`-th
+time with no new page reached in between (a loop; see webrl/env/early_stop.py).
 The reward is the ground-truth evaluator's score, given once when the episode
 ends. Model output never raises: a bad action is a no-op whose error shows in
 the next observation.
@@ -36,7 +36,7 @@ class EnvConfig:
 
     max_steps: int = 30  # steps before the episode is truncated
     max_repeats: int = 5  # consecutive invalid-or-identical actions before truncation
-    max_revisits: int = 0  # the same action on the same observation this many times truncates (0: off; try 3)
+    max_revisits: int = 3  # the same action on the same observation this many times, no new page between, truncates (0: off)
     window_chars: int = 2000  # characters of page text shown per scroll window
     base_url: str = "http://127.0.0.1:7770"  # where the sites live (for URLs shown to the agent)
     evaluate: bool = True  # score the episode with the task's evaluator when it ends

@@ -8,6 +8,8 @@ the model's FLOPs) runs on those positions alone.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 IGNORE = -100
@@ -39,3 +41,97 @@ def selected_logprobs(
         hidden = decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
         logits = head(hidden[:, :-1][keep]).float()  # (N, V)
     return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
+
+
+@contextmanager
+def _decoder_slice(decoder, layers: slice, final_norm: bool):
+    """Run `decoder` through `layers` only (and without its final norm unless `final_norm`)."""
+    full, norm = decoder.layers, decoder.norm
+    decoder.layers = torch.nn.ModuleList(list(full)[layers])
+    if not final_norm:
+        decoder.norm = torch.nn.Identity()
+    try:
+        yield
+    finally:
+        decoder.layers, decoder.norm = full, norm
+
+
+def first_trainable_layer(model) -> int:
+    """Index of the lowest decoder layer holding a trainable parameter (0 when the embeddings
+    train, or when the decoder has no `layers`/`norm` to split)."""
+    decoder, _ = decoder_and_head(model)
+    if not (hasattr(decoder, "layers") and hasattr(decoder, "norm")):
+        return 0
+    if any(p.requires_grad for p in decoder.get_input_embeddings().parameters()):
+        return 0
+    for i, layer in enumerate(decoder.layers):
+        if any(p.requires_grad for p in layer.parameters()):
+            return i
+    return 0
+
+
+class FrozenPrefix:
+    """The hidden states entering the first trainable decoder layer, cached per example.
+
+    Under LoRA on the top layers only (`LoraSpec.top_layers`), the layers below never change
+    during training, so what they compute for an example is the same every epoch. The first time
+    an example is seen its frozen-prefix output is computed (no autograd) and kept; later epochs
+    run only the trainable layers on it. For SmolLM2 with adapters on the top 12 of 30 layers,
+    that skips 18 of the 30 layer forwards from the second epoch on.
+
+    Exact when the frozen layers are deterministic (no dropout in them; `usable` checks) and the
+    batch is right-padded (a row's states do not depend on the rows batched with it). The cache
+    is kept in memory up to `max_bytes`; examples past the cap are computed each time.
+    """
+
+    def __init__(self, model, max_bytes: float):
+        self.model = model
+        self.decoder, self.head = decoder_and_head(model)
+        self.split = first_trainable_layer(model)
+        self.max_bytes = max_bytes
+        self.states: dict[int, torch.Tensor] = {}
+        self.bytes = 0
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def usable(model) -> bool:
+        """True when some bottom layers are frozen and deterministic (so caching them is exact)."""
+        cfg = getattr(decoder_and_head(model)[0], "config", None)
+        return first_trainable_layer(model) > 0 and not getattr(cfg, "attention_dropout", 0.0)
+
+    def _prefix(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad(), _decoder_slice(self.decoder, slice(0, self.split), final_norm=False):
+            return self.decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+
+    def hidden(self, keys: list[int], input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """(B, T, H): the frozen prefix's output for each row (cached where possible; pads are 0)."""
+        lengths = attention_mask.sum(1).tolist()
+        missing = [b for b, k in enumerate(keys) if k not in self.states]
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        fresh: dict[int, torch.Tensor] = {}
+        if missing:
+            t = max(lengths[b] for b in missing)
+            h = self._prefix(input_ids[missing, :t], attention_mask[missing, :t])
+            for j, b in enumerate(missing):
+                fresh[b] = h[j, : lengths[b]]
+                size = fresh[b].numel() * fresh[b].element_size()
+                if self.bytes + size <= self.max_bytes:
+                    self.states[keys[b]] = fresh[b].detach().to("cpu", copy=True)
+                    self.bytes += size
+        rows = [fresh[b] if b in fresh else self.states[k] for b, k in enumerate(keys)]
+        out = rows[0].new_zeros((len(keys), input_ids.shape[1], rows[0].shape[-1]), device=input_ids.device)
+        for b, r in enumerate(rows):
+            out[b, : r.shape[0]] = r.to(input_ids.device)
+        return out
+
+    def selected_logprobs(self, keys: list[int], input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                          labels: torch.Tensor) -> torch.Tensor:  # fmt: skip
+        """`selected_logprobs` with the frozen prefix read from the cache; `keys` name the rows' examples."""
+        hidden_in = self.hidden(keys, input_ids, attention_mask)
+        targets = labels[:, 1:]
+        keep = targets != IGNORE
+        with _decoder_slice(self.decoder, slice(self.split, None), final_norm=True):
+            hidden = self.decoder(inputs_embeds=hidden_in, attention_mask=attention_mask, use_cache=False).last_hidden_state
+        logits = self.head(hidden[:, :-1][keep]).float()
+        return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)

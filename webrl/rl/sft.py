@@ -4,7 +4,9 @@
 
 Stages (each resumable from the run folder):
   1. demonstrations: the oracle solves the train split's tasks through WebEnv
-     -> `demos.jsonl` (steps annotated with `# Element: ...`, see agent/prompt.py)
+     -> `demos.jsonl` (steps annotated with `# Element: ...`, see agent/prompt.py),
+     with `trained_tasks.json` / `heldout_tasks.json` (48 trained-on tasks, site-
+     stratified, and a task of the same family not trained on, to evaluate)
   2. examples: every step as (prompt, completion) token ids, loss on the completion
      (the action and its end-of-turn token) only
   3. training: length-bucketed batches, AdamW, warmup + cosine decay over the
@@ -38,7 +40,7 @@ from webrl.agent.local_policy import pack_right
 from webrl.agent.prompt import PromptConfig
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
-from webrl.models.scoring import selected_logprobs
+from webrl.models.scoring import FrozenPrefix, selected_logprobs
 from webrl.rl.demos import Example, length_batches, load_jsonl, make_examples, save_jsonl
 
 
@@ -64,12 +66,19 @@ class TrainConfig:
     save_minutes: float = field(default=5.0, metadata={"help": "checkpoint at least this often"})
     log_every: int = field(default=5, metadata={"help": "optimizer steps per metrics line"})
     seed: int = field(default=0, metadata={"help": "data order and init seed"})
+    frozen_cache_gb: float = field(
+        default=4.0,
+        metadata={"help": "keep each example's output of the frozen bottom layers (LoRA on the top layers "
+                  "only) in memory up to this many GB, so epochs after the first skip them (0 = off)"},
+    )
 
     def __post_init__(self):
         if self.lr <= 0:
             raise ValueError(f"{type(self).__name__}.lr must be > 0, got {self.lr}")
         if self.epochs <= 0 and self.max_steps <= 0:
             raise ValueError(f"{type(self).__name__} needs epochs > 0 or max_steps > 0")
+        if self.frozen_cache_gb < 0:
+            raise ValueError(f"{type(self).__name__}.frozen_cache_gb must be >= 0 (0 = off), got {self.frozen_cache_gb}")
         if self.clock not in ("wall", "cpu"):
             raise ValueError(f'{type(self).__name__}.clock must be "wall" or "cpu", got {self.clock!r}')
         if self.max_batch_tokens < self.max_seq_tokens:
@@ -168,8 +177,9 @@ def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
     from webrl.tasks.schema import load_tasks
     from webrl.tasks.splits import load_split
 
-    tasks = load_tasks(cfg.split) if cfg.split.endswith((".json", ".jsonl")) else load_split(cfg.split)
-    tasks = select_tasks(tasks, cfg)
+    pool = load_tasks(cfg.split) if cfg.split.endswith((".json", ".jsonl")) else load_split(cfg.split)
+    tasks = select_tasks(pool, cfg)
+    write_eval_samples(tasks, pool, out, cfg.seed)
     from webrl.rl.demos import collect_demonstrations
 
     env = WebEnv()
@@ -177,6 +187,20 @@ def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
     env.close()
     save_jsonl(demos, path)
     return demos
+
+
+def write_eval_samples(trained: list, pool: list, out: Path, seed: int, n: int = 48) -> None:
+    """`trained_tasks.json`: a site-stratified sample of `n` tasks SFT trains on; and
+    `heldout_tasks.json`: for the same families, the first task of the split it does not train on
+    (when the run uses a subset). `webrl eval --split <file>` measures memorisation vs transfer."""
+    from webrl.tasks.schema import save_tasks
+    from webrl.tasks.splits import family_siblings, stratified_sample
+
+    sample = stratified_sample(trained, n, seed)
+    save_tasks(sample, out / "trained_tasks.json")
+    heldout = family_siblings(sample, pool, {t.task_id for t in trained})
+    if heldout:
+        save_tasks(heldout, out / "heldout_tasks.json")
 
 
 def select_tasks(tasks: list, cfg: SFTConfig) -> list:
@@ -259,6 +283,11 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         torch.set_rng_state(state["torch_rng"])
     model, opt = accelerator.prepare(model, opt)
     model.train()
+    full = accelerator.num_processes > 1
+    prefix = None
+    if loss_fn is None and not full and cfg.frozen_cache_gb > 0 and FrozenPrefix.usable(model):
+        prefix = FrozenPrefix(model, cfg.frozen_cache_gb * 2**30)
+        print(f"{name}: caching the output of frozen layers 0-{prefix.split - 1} per example (<= {cfg.frozen_cache_gb:g} GB)")
     per_epoch = len(length_batches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed))
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
     print(f"{name}: {len(examples)} examples, {per_epoch} batches/epoch, {total} steps planned"
@@ -282,9 +311,10 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         lr = lr_at(cfg, step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
-        full = accelerator.num_processes > 1
         with accelerator.autocast():
-            if loss_fn is None:
+            if prefix is not None:
+                loss, info = -prefix.selected_logprobs(batch_ids, input_ids, mask, labels).mean(), {}
+            elif loss_fn is None:
                 loss, info = sft_loss(model, input_ids, mask, labels, full_forward=full)[0], {}
             else:
                 loss, info = loss_fn(model, [examples[i] for i in batch_ids], input_ids, mask, labels, full)
@@ -312,6 +342,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
                     "wall_s": round(wall, 1), f"losses/{name}": round(window["loss"] / window["n"], 4),
                     "charts/lr": lr, "charts/tokens_s": round(window["tokens"] / window["seconds"], 1),
                     "charts/padding": round(window["tokens"] / window["padded"], 3),
+                    **({"charts/frozen_cache_mb": round(prefix.bytes / 2**20, 1)} if prefix else {}),
                     **{k: round(v / window["n"], 5) for k, v in window.items() if "/" in k}}  # fmt: skip
             if accelerator.is_main_process:
                 with metrics_path.open("a") as f:
