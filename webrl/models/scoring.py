@@ -32,14 +32,21 @@ def selected_logprobs(
     `full_forward` calls the model itself (all logits): needed when a DDP/FSDP
     wrapper must see the forward pass to synchronise gradients.
     """
+    if full_forward:
+        targets = labels[:, 1:]  # (B, T-1): token t+1 is predicted at position t
+        keep = targets != IGNORE
+        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1][keep].float()
+        return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
+    decoder, head = decoder_and_head(model)
+    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
+    return _head_logprobs(head, hidden, labels)
+
+
+def _head_logprobs(head, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """log p(labels[b, t+1]) from the final hidden states (B, T, H), the LM head run on scored positions only."""
     targets = labels[:, 1:]  # (B, T-1): token t+1 is predicted at position t
     keep = targets != IGNORE
-    if full_forward:
-        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1][keep].float()
-    else:
-        decoder, head = decoder_and_head(model)
-        hidden = decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
-        logits = head(hidden[:, :-1][keep]).float()  # (N, V)
+    logits = head(hidden[:, :-1][keep]).float()  # (N, V)
     return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
 
 
@@ -129,9 +136,6 @@ class FrozenPrefix:
                           labels: torch.Tensor) -> torch.Tensor:  # fmt: skip
         """`selected_logprobs` with the frozen prefix read from the cache; `keys` name the rows' examples."""
         hidden_in = self.hidden(keys, input_ids, attention_mask)
-        targets = labels[:, 1:]
-        keep = targets != IGNORE
         with _decoder_slice(self.decoder, slice(self.split, None), final_norm=True):
             hidden = self.decoder(inputs_embeds=hidden_in, attention_mask=attention_mask, use_cache=False).last_hidden_state
-        logits = self.head(hidden[:, :-1][keep]).float()
-        return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
+        return _head_logprobs(self.head, hidden, labels)
