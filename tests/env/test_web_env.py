@@ -116,7 +116,8 @@ def test_truncation_when_a_cycle_revisits_the_same_page_and_action(notes_world):
         return None, info
 
     step, info = cycle(3)
-    assert step == 5 and info["revisits"] == 3 and info["repeats"] == 0  # the 3rd click on the same list page
+    # the note page is new at step 2, which restarts the count: its 3rd "back" (step 6) ends the episode
+    assert step == 6 and info["revisits"] == 3 and info["repeats"] == 0
     assert cycle(0)[0] is None  # rule off
 
 
