@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -105,35 +106,41 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     shutil.copytree(run, shot_run)
     out = tmp_path / "report.html"
     assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
-        page = browser.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(out.as_uri())
-        shot = tmp_path / "report.png"
-        page.screenshot(path=str(shot), full_page=True)
-        sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
-        alts = {a for a, _, _ in sizes}
-        assert {"before-after", "errors", "buckets", "phases-run", "stats-run"} <= alts
-        assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
-        assert "Runs × sites" in page.content()
-        # the viewer, for a run without and with screenshots
-        eps = [json.loads(x) for x in (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()]
-        eps[0]["steps"][0]["screenshot"] = str(shot)
-        (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
-        assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
-        page.goto(out.with_name("report-viewer.html").as_uri())
-        options = page.eval_on_selector_all("#pick option", "els => els.map(e => e.textContent)")
-        assert len(options) >= 16  # 2 runs x 2 phases x 4 rollouts
-        assert page.locator(".step").count() >= 1 and page.locator("img.shot").count() == 0
-        shot_idx = next(i for i, t in enumerate(options) if "with-shots · phase-001" in t)
-        page.select_option("#pick", str(shot_idx))
-        assert page.locator("img.shot").count() == 1
-        assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
-        assert page.locator("pre").first.text_content().startswith("URL: ")
-        browser.close()
+    # in a thread of its own: the sync API refuses a thread where an event loop runs, and an earlier
+    # test in the same worker process may have left one on the main thread
+    def check(errors: list) -> None:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+            page = browser.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(out.as_uri())
+            shot = tmp_path / "report.png"
+            page.screenshot(path=str(shot), full_page=True)
+            sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
+            alts = {a for a, _, _ in sizes}
+            assert {"before-after", "errors", "buckets", "phases-run", "stats-run"} <= alts
+            assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
+            assert "Runs × sites" in page.content()
+            # the viewer, for a run without and with screenshots
+            eps = [json.loads(x) for x in (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()]
+            eps[0]["steps"][0]["screenshot"] = str(shot)
+            (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
+            assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
+            page.goto(out.with_name("report-viewer.html").as_uri())
+            options = page.eval_on_selector_all("#pick option", "els => els.map(e => e.textContent)")
+            assert len(options) >= 16  # 2 runs x 2 phases x 4 rollouts
+            assert page.locator(".step").count() >= 1 and page.locator("img.shot").count() == 0
+            shot_idx = next(i for i, t in enumerate(options) if "with-shots · phase-001" in t)
+            page.select_option("#pick", str(shot_idx))
+            assert page.locator("img.shot").count() == 1
+            assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
+            assert page.locator("pre").first.text_content().startswith("URL: ")
+            browser.close()
+
+    errors: list = []
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(check, errors).result()
     assert not errors, errors
 
 
