@@ -65,19 +65,13 @@ def test_select_tasks_per_family_then_limit():
     assert ids(SFTConfig(per_family=2, sites="shop", limit=2)) == [0, 2]
 
 
-def test_stratified_sample_gives_each_site_its_share_and_siblings_are_held_out():
+def test_family_siblings_are_held_out_tasks_of_the_same_families():
     from types import SimpleNamespace as T
 
-    from webrl.tasks.splits import family_siblings, stratified_sample
+    from webrl.tasks.splits import family_siblings
 
     tasks = [T(task_id=f"{s}{i}", site=s, family=f"{s}.f{i % 3}") for s, k in (("shop", 6), ("map", 3), ("code", 1))
              for i in range(k)]  # fmt: skip
-    sample = stratified_sample(tasks, 5, seed=1)
-    # exact shares 3 / 1.5 / 0.5: shop 3, then the largest remainders (map .5, code .5; tie by name: code)
-    assert [t.site for t in sample].count("shop") == 3 and len(sample) == 5
-    assert sorted({t.site for t in sample}) == ["code", "map", "shop"]
-    assert sample == stratified_sample(tasks, 5, seed=1) and [tasks.index(t) for t in sample] == sorted(tasks.index(t) for t in sample)
-    assert stratified_sample(tasks, 50) == tasks
     trained = [tasks[0], tasks[7]]  # shop.f0 and map.f1
     assert [t.task_id for t in family_siblings(trained, tasks, {"shop0", "map1"})] == ["shop3"]  # map.f1 has no other
 

@@ -45,7 +45,7 @@ class NoProgress:
         same = action is not None and action == self._last
         self.repeats = self.repeats + 1 if (invalid or same) else 0
         self._last = action
-        if self.max_revisits and action is not None:  # off (the default): no hashing on the env's hot path
+        if self.max_revisits and action is not None:  # off: no hashing on the env's hot path
             page = hashlib.blake2b(obs_before.encode(), digest_size=16).hexdigest()
             if page not in self._pages:  # progress: a page never seen before
                 self._pages.add(page)

@@ -92,7 +92,6 @@ class FrozenPrefix:
     """
 
     def __init__(self, model, max_bytes: float):
-        self.model = model
         self.decoder, self.head = decoder_and_head(model)
         self.split = first_trainable_layer(model)
         self.max_bytes = max_bytes

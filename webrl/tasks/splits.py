@@ -86,25 +86,6 @@ def write_splits(db: SeedDB, measure: Callable[[list[Task]], list[Task]]) -> dic
     return sizes
 
 
-def stratified_sample(tasks: list[Task], n: int, seed: int = 0) -> list[Task]:
-    """`n` of `tasks`, each site getting its share (largest remainders), drawn with `seed`; in
-    the order of `tasks`. All of them when there are no more than `n`."""
-    import random
-
-    if len(tasks) <= n:
-        return list(tasks)
-    by_site: dict[str, list[int]] = {}
-    for i, t in enumerate(tasks):
-        by_site.setdefault(t.site, []).append(i)
-    exact = {s: n * len(ix) / len(tasks) for s, ix in by_site.items()}
-    quota = {s: int(q) for s, q in exact.items()}
-    for s in sorted(exact, key=lambda s: (quota[s] - exact[s], s))[: n - sum(quota.values())]:
-        quota[s] += 1
-    rng = random.Random(seed)
-    chosen = sorted(i for s, ix in sorted(by_site.items()) for i in rng.sample(ix, quota[s]))
-    return [tasks[i] for i in chosen]
-
-
 def family_siblings(tasks: list[Task], pool: list[Task], exclude: set[str]) -> list[Task]:
     """For each task, the first task of `pool` in the same family whose id is not in `exclude`
     (tasks whose family has none are skipped): held-out instances of the same plans."""
