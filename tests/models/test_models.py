@@ -181,3 +181,47 @@ def test_frozen_prefix_cache_matches_the_full_forward_and_its_gradients():
     # the decoder is whole again afterwards
     assert len(model.get_base_model().model.layers) == 3
     assert not FrozenPrefix.usable(build(preset("cpu-tiny"))[0])  # adapters on every layer: nothing frozen
+
+
+def test_detached_context_keeps_the_forward_and_drops_only_the_context_key_value_gradients():
+    cfg = preset("cpu-tiny", lora=LoraSpec(r=2, alpha=4, top_layers=2), tiny=TinySpec(layers=4))
+    model, tok = build(cfg)
+    torch.manual_seed(0)
+    for p in model.parameters():
+        if p.requires_grad:
+            torch.nn.init.normal_(p, std=0.05)
+    ids, mask, labels = _padded_batch(tok, ["Task: buy a blue mug now please", "Task: go home", "Task: find the cheapest red lamp"])
+    lengths = mask.sum(1)
+    scored_from = lengths - torch.tensor([3, 2, 5])  # a response of 3, 2 and 5 tokens after each row's context
+    labels = labels.masked_fill(torch.arange(ids.shape[1])[None] < scored_from[:, None], -100)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def grads(logp):
+        model.zero_grad()
+        (-logp.mean()).backward()
+        return [p.grad.clone() for p in trainable]
+
+    # reference: one full pass whose keys/values are detached at each row's context positions
+    # (a position reaches another only through them, so that is the whole of the dropped gradient)
+    context = torch.arange(ids.shape[1])[None] < (scored_from - 1)[:, None]  # (B, T)
+
+    def detach_context_kv(_module, _inputs, out):
+        return torch.where(context[..., None], out.detach(), out)
+
+    layers = model.get_base_model().model.layers
+    hooks = [proj.register_forward_hook(detach_context_kv) for layer in layers[2:]
+             for proj in (layer.self_attn.k_proj, layer.self_attn.v_proj)]  # fmt: skip
+    want = selected_logprobs(model, ids, mask, labels)
+    want_grads = grads(want)
+    for h in hooks:
+        h.remove()
+    full_grads = grads(selected_logprobs(model, ids, mask, labels))
+
+    cache = FrozenPrefix(model, max_bytes=1e9, detach_context=True)
+    for _ in range(2):  # filling the frozen-layer cache, then reading it
+        got = cache.selected_logprobs([0, 1, 2], ids, mask, labels)
+        assert got.shape == (10,) and torch.allclose(got, want.detach(), atol=1e-5)
+        got_grads = grads(got)
+        for g, w in zip(got_grads, want_grads, strict=True):
+            assert torch.allclose(g, w, atol=1e-5)
+    assert any(not torch.allclose(g, f, atol=1e-4) for g, f in zip(got_grads, full_grads, strict=True))

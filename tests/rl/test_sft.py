@@ -130,13 +130,16 @@ def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
         train_sft(replace(cfg, lr=0.5), preset("cpu-tiny"), b, progress=False)
 
 
-def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path):
+def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path, capsys):
     from webrl.cli.main import main
 
     out = tmp_path / "s"
-    args = ["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "1", "--out", str(out),
-            "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--no-progress"]  # fmt: skip
+    args = ["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "2", "--out", str(out),
+            "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--detach-context",
+            "--no-progress"]  # fmt: skip
     assert main(args) == 0
+    assert "context run without autograd" in capsys.readouterr().out
+    assert json.loads((out / "sft_config.json").read_text())["detach_context"] is True
     prompt = json.loads((out / "final" / "prompt_config.json").read_text())
     assert prompt["max_rounds"] == 2 and prompt["max_prompt_tokens"] == 900
     assert json.loads((out / "final" / "webrl_model.json").read_text())["lora"]["top_layers"] == 1

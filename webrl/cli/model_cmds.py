@@ -106,7 +106,8 @@ def cmd_sft(args: argparse.Namespace) -> int:
         torch.set_num_threads(model_cfg.threads)
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
-              "seed": args.seed, "per_family": args.per_family, "frozen_cache_gb": args.frozen_cache_gb}  # fmt: skip
+              "seed": args.seed, "per_family": args.per_family, "frozen_cache_gb": args.frozen_cache_gb,
+              "detach_context": args.detach_context}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
     prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
@@ -191,6 +192,9 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--frozen-cache-gb", type=float, default=None,
                    help="memory for caching the frozen bottom layers' output per example, so later epochs skip "
                         "them (default 4; 0 = off)")
+    s.add_argument("--detach-context", action=argparse.BooleanOptionalAction, default=None,
+                   help="backpropagate through the response tokens only, the context run without autograd "
+                        "(same loss, cheaper steps; needs --top-layers > 0)")
     s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")
     s.add_argument("--max-rounds", type=int, default=None, help="past rounds kept in the prompt (cpu 6; 0 = all)")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

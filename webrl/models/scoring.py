@@ -89,12 +89,18 @@ class FrozenPrefix:
     Exact when the frozen layers are deterministic (no dropout in them; `usable` checks) and the
     batch is right-padded (a row's states do not depend on the rows batched with it). The cache
     is kept in memory up to `max_bytes`; examples past the cap are computed each time.
+
+    `detach_context`: the trainable layers run the context (every position before the one that
+    predicts the first scored token) without autograd and keep its keys/values; only the scored
+    part runs with gradients, attending to them (`context_detached`). The forward, so the loss, is
+    unchanged; the gradient leaves out what flows through the context's keys and values.
     """
 
-    def __init__(self, model, max_bytes: float):
+    def __init__(self, model, max_bytes: float, detach_context: bool = False):
         self.decoder, self.head = decoder_and_head(model)
         self.split = first_trainable_layer(model)
         self.max_bytes = max_bytes
+        self.detach_context = detach_context
         self.states: dict[int, torch.Tensor] = {}
         self.bytes = 0
         self.hits = self.misses = 0
@@ -136,5 +142,47 @@ class FrozenPrefix:
         """`selected_logprobs` with the frozen prefix read from the cache; `keys` name the rows' examples."""
         hidden_in = self.hidden(keys, input_ids, attention_mask)
         with _decoder_slice(self.decoder, slice(self.split, None), final_norm=True):
+            if self.detach_context:
+                return context_detached(self.decoder, self.head, hidden_in, attention_mask, labels)
             hidden = self.decoder(inputs_embeds=hidden_in, attention_mask=attention_mask, use_cache=False).last_hidden_state
         return _head_logprobs(self.head, hidden, labels)
+
+
+def context_detached(decoder, head, hidden_in: torch.Tensor, attention_mask: torch.Tensor,
+                     labels: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    """`_head_logprobs` of `decoder` run on `hidden_in` (B, T, H, right-padded) in two passes.
+
+    Row b's context is [0, c_b), c_b = the position predicting its first scored token. Pass 1
+    runs every row's context without autograd and keeps the keys/values (a `DynamicCache`);
+    pass 2 runs the rest, [c_b, len_b), gathered into a right-padded (B, Q) block, with its own
+    RoPE positions and an explicit mask (context keys of the row, then causal within the
+    block). Same log-probs as one pass over the whole sequence; gradients reach the weights only
+    through the scored part (the ~30 response tokens of a ~600-token step), so a training step
+    costs about one no-grad forward instead of a forward and a backward over every position.
+    """
+    from transformers import DynamicCache
+
+    bsz, _, width = hidden_in.shape
+    dev = hidden_in.device
+    lengths = attention_mask.sum(1)
+    scored = labels[:, 1:] != IGNORE  # position t predicts token t + 1
+    first = torch.where(scored.any(1), scored.int().argmax(1), lengths - 1).clamp(min=0)  # c_b
+    ctx, q = int(first.max()), int((lengths - first).max())
+    cache = DynamicCache(config=decoder.config)
+    ctx_mask = torch.arange(ctx, device=dev)[None] < first[:, None]  # (B, C)
+    if ctx:
+        with torch.no_grad():
+            decoder(inputs_embeds=hidden_in[:, :ctx], attention_mask=ctx_mask.long(), cache=cache, use_cache=True,
+                    position_ids=torch.arange(ctx, device=dev)[None].expand(bsz, -1))  # fmt: skip
+    pos = first[:, None] + torch.arange(q, device=dev)[None]  # (B, Q) global positions of the block
+    valid = pos < lengths[:, None]
+    pos = torch.where(valid, pos, lengths[:, None] - 1)
+    block = hidden_in.gather(1, pos[..., None].expand(-1, -1, width))
+    causal = torch.ones(q, q, dtype=torch.bool, device=dev).tril()[None] & valid[:, None, :]
+    mask = torch.cat([ctx_mask[:, None, :].expand(-1, q, -1), causal], dim=2)[:, None]  # (B, 1, Q, C + Q)
+    hidden = decoder(inputs_embeds=block, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True).last_hidden_state
+    nxt = (pos + 1).clamp(max=labels.shape[1] - 1)
+    targets = torch.where(valid & (pos + 1 < labels.shape[1]), labels.gather(1, nxt), IGNORE)  # (B, Q)
+    keep = targets != IGNORE
+    logits = head(hidden[keep]).float()
+    return torch.log_softmax(logits, dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
