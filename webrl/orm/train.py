@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from webrl.models.config import ModelConfig
 from webrl.orm.model import ORM_PROMPT_FILE
 from webrl.orm.prompt import ORMPromptConfig, answer_token_ids, orm_prompt
 from webrl.rl.demos import Example, load_jsonl
-from webrl.rl.sft import TrainConfig, fit
+from webrl.rl.sft import TrainConfig, claim_run_config, fit
 
 
 @dataclass(frozen=True)
@@ -66,12 +65,9 @@ def train_orm(cfg: ORMConfig, model_cfg: ModelConfig, out: str | Path, progress:
     """Train (or resume) the ORM into `out`; returns the final metrics line."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    saved = out / "orm_config.json"
-    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
-        raise ValueError(f"{out} holds a run with a different orm_config.json; use a new --out or the same settings")
     if not Path(cfg.data).is_file():
         raise FileNotFoundError(f"ORM data {cfg.data!r} not found; build it with `webrl orm data --out FILE`")
-    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    claim_run_config(out / "orm_config.json", cfg, "--out")
     model_cfg.save(out)
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)

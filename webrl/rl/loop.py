@@ -43,6 +43,7 @@ from pathlib import Path
 import torch
 
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
+from webrl.rl.sft import claim_run_config
 
 # --- small helpers ------------------------------------------------------------------------
 
@@ -123,10 +124,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
 
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    saved = run / "train_config.json"
-    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
-        raise ValueError(f"{run} holds a run with a different train_config.json; use a new --run or the same settings")
-    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    claim_run_config(run / "train_config.json", cfg, "--run")
     prompt = load_prompt_config(cfg.init)
     eval_tasks = stratified(_eval_tasks(cfg.eval_split), cfg.eval_subset, cfg.seed)
     banner = Banner(cfg.phases)

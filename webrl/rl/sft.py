@@ -25,6 +25,7 @@ Metrics (`metrics.jsonl`, one line per `log_every` steps):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -239,10 +240,7 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
     """Run (or resume) SFT into `out`; returns the final metrics line."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    saved = out / "sft_config.json"
-    if saved.exists() and json.loads(saved.read_text()) != json.loads(json.dumps(cfg.to_json())):
-        raise ValueError(f"{out} holds a run with a different sft_config.json; use a new --out or the same settings")
-    saved.write_text(json.dumps(cfg.to_json(), indent=1) + "\n")
+    claim_run_config(out / "sft_config.json", cfg, "--out")
     model_cfg.save(out)
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -256,6 +254,22 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
     print(f"sft: {len(demos)} demonstrations, {len(examples)} examples")
     extra = {"sft_config.json": cfg.to_json(), "prompt_config.json": asdict(cfg.prompt)}
     return fit(examples, cfg, model, tok, model_cfg, out, "sft", extra, progress)
+
+
+def claim_run_config(path: Path, cfg, flag: str) -> None:
+    """Write `cfg` (a dataclass with to_json/from_json) to `path`, or check it against the one a
+    run there already wrote: resuming with other settings is an error. The saved file is read back
+    through `from_json` first, so settings added to the code since (at their defaults) still match."""
+    want = json.loads(json.dumps(cfg.to_json()))
+    if path.exists():
+        saved = json.loads(path.read_text())
+        with contextlib.suppress(TypeError, ValueError):  # a setting the code no longer has: compare as written
+            saved = json.loads(json.dumps(type(cfg).from_json(saved).to_json()))
+        if saved != want:
+            changed = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+            raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
+                             f"use a new {flag} or the same settings")  # fmt: skip
+    path.write_text(json.dumps(want, indent=1) + "\n")
 
 
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
