@@ -19,8 +19,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-# rough cpu-preset minutes per stage on 2 cores, for the "left" estimate
-BUDGET = {"sft": 32, "sft-eval": 30, "orm-data": 10, "orm": 13, "orm-eval": 1, "train": 66}
+# cpu-preset minutes per stage on 2 cores, for the "left" estimate (measured: a fresh-clone
+# `make demo`, docs/results.md "Session 2026-12-01 (3)")
+BUDGET = {"sft": 32, "sft-eval": 21, "orm-data": 15, "orm": 13, "orm-eval": 2, "train": 57}
 
 
 class Progress:

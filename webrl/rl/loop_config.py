@@ -105,7 +105,7 @@ LOOP_PRESETS: dict[str, dict] = {
                  "envs": 4, "final_eval": False, "critic_epochs": 3,
                  "train": TrainConfig(lr=1e-3, epochs=1.0, warmup_steps=1, max_seq_tokens=4096,
                                       max_batch_tokens=4096, log_every=1)},
-    # 2 CPU cores: ~11 min per phase, so SFT + ORM + 3 phases + two whole-split evals fit in ~2 hours
+    # 2 CPU cores: 8-14 min per phase; with SFT, the ORM and two whole-split evals `make demo` took ~2.3 hours
     "cpu": {"tasks_per_phase": 16, "eval_subset": 16, "replay_sample": 1.0},
     "gpu": {"tasks_per_phase": 500, "eval_subset": 0, "envs": 64, "max_batch_tokens": 65536,
             "train": TrainConfig(lr=1e-6, epochs=1.0, max_batch_tokens=32768, max_seq_tokens=4096)},
