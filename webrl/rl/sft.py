@@ -310,8 +310,8 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     detach = cfg.detach_context
     if loss_fn is None and not full and (cfg.frozen_cache_gb > 0 or detach) and FrozenPrefix.usable(model):
         prefix = FrozenPrefix(model, cfg.frozen_cache_gb * 2**30, detach_context=detach)
-        print(f"{name}: caching the output of frozen layers 0-{prefix.split - 1} per example (<= {cfg.frozen_cache_gb:g} GB)"
-              + ("; context run without autograd" if detach else ""))  # fmt: skip
+        cache = f"caching the output of frozen layers 0-{prefix.split - 1} per example (<= {cfg.frozen_cache_gb:g} GB)"
+        print(f"{name}: " + "; ".join(([cache] if cfg.frozen_cache_gb > 0 else []) + (["context run without autograd"] if detach else [])))
     elif detach:
         print(f"{name}: detach_context needs LoRA on the top layers only and a single process; training without it")
     per_epoch = len(length_batches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed))
