@@ -112,6 +112,50 @@ def test_learns_resumes_exactly_and_scores_in_batches(tmp_path):
     assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-5)
 
 
+def test_frozen_bottom_is_the_same_forward_and_trains_only_the_top(tmp_path):
+    """bottom(k) then top(k) equals the full forward on a padded batch; with freeze_layers the
+    embeddings and the bottom layers keep their weights, the cached run learns the held-out rule,
+    and a bf16 run resumes from its checkpoint (the cache rebuilt) to the same weights."""
+    import shutil
+
+    from webrl.orm.encoder import BottomCache, pad_pairs
+
+    model, tok = build_classifier(TINY)
+    model.eval()
+    pairs = [encode_pair(tok, order_traj(i, i % 2 == 0), TINY) for i in range(5)]
+    pairs[1] = (pairs[1][0][:9] + [tok.sep_token_id], pairs[1][1][:10])  # a much shorter row: real padding
+    ids, mask, types = pad_pairs(pairs, tok.pad_token_id)
+    with torch.no_grad():
+        full = model(ids, mask, types)
+        split = model.top(model.bottom(ids, mask, types, 2), mask, 2)
+        cache = BottomCache(model, 2, max_bytes=1e9)
+        cached = [model.top(cache.hidden([0, 1, 2, 3, 4], ids, mask, types), mask, 2) for _ in range(2)]
+    assert split == pytest.approx(full, abs=1e-5) and cached[1] == pytest.approx(full, abs=1e-5)
+    assert len(cache.states) == 5 and cache.states[1].shape[0] == 10
+    with pytest.raises(ValueError, match="freeze_layers"):
+        model.freeze_bottom(6)
+
+    data = tmp_path / "train.jsonl"
+    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=16, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0,
+                  freeze_layers=2, bf16=True)  # fmt: skip
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    from safetensors.torch import load_file
+
+    before = build_classifier(TINY)[0].state_dict()
+    after = load_file(str(tmp_path / "run" / "final" / "model.safetensors"))
+    for name, w in after.items():
+        frozen = name.startswith("encoder.embeddings.") or name.startswith(("encoder.encoder.layer.0.", "encoder.encoder.layer.1."))
+        assert torch.equal(w, before[name]) == frozen, name
+    held = [order_traj(i, i % 3 == 0) for i in range(50, 62)]
+    probs = load_orm(tmp_path / "run" / "final").prob_success(held)
+    assert [p > 0.5 for p in probs] == [t["label"] for t in held]
+    for name in ("final", "ckpt-16", "ckpt-15"):
+        shutil.rmtree(tmp_path / "run" / name)
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-4)
+
+
 def test_cli_train_and_eval_encoder(tmp_path, capsys):
     data = tmp_path / "train.jsonl"
     save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids

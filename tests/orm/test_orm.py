@@ -164,6 +164,22 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
     assert sum(t["label"] for t in bal) * 2 == len(bal) > 0
 
 
+def test_balance_drops_the_policy_rollouts_last():
+    def t(i, site, label, behaviour):
+        return {"task_id": i, "site": site, "label": label, "behaviour": behaviour}
+
+    trajs = ([t(i, "shop", True, "oracle") for i in range(3)] + [t(10 + i, "shop", False, "wrong") for i in range(5)]
+             + [t(20 + i, "shop", False, "policy_t1") for i in range(2)] + [t(30, "map", True, "policy_t0")]
+             + [t(31 + i, "map", False, "loop") for i in range(4)])  # fmt: skip
+    for seed in range(5):
+        bal = balance(trajs, seed=seed)
+        ids = {x["task_id"] for x in bal}
+        assert {0, 1, 2, 20, 21, 30} <= ids and len(ids & set(range(10, 15))) == 1 and len(ids & {31, 32, 33, 34}) == 1
+        assert [x["task_id"] for x in bal] == sorted(ids)  # order kept
+    many = [t(40 + i, "code", False, "policy_t0") for i in range(4)] + [t(50, "code", True, "oracle")]
+    assert len({x["task_id"] for x in balance(many, 0)} & set(range(40, 44))) == 1  # more policy rows than needed
+
+
 def test_sorted_batches_hand_checked():
     # sorted: 1 (len 2), 3 (3), 0 (5), 2 (9); budget 10: [1, 3] pads to 6, adding 0 would pad to 15
     assert sorted_batches([5, 2, 9, 3], 10) == [[1, 3], [0], [2]]

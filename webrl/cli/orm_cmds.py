@@ -108,11 +108,16 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         if args.layout:
             print("error: --layout is for the LM judge (--kind lm); the encoder has one input layout", file=sys.stderr)
             return 2
-        cfg = replace(ENCODER_PRESETS[args.preset], **fields, **({"base": args.base} if args.base else {}))
+        enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16}.items()
+               if v is not None}  # fmt: skip
+        cfg = replace(ENCODER_PRESETS[args.preset], **fields, **enc)
         line = train_encoder_orm(cfg, args.out, progress=not args.no_progress)
         print(json.dumps(line))
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
+    if args.freeze_layers is not None or args.bf16 is not None:
+        print("error: --freeze-layers and --bf16 are for the encoder ORM (--kind encoder)", file=sys.stderr)
+        return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
     cfg = replace(ORM_PRESETS[args.preset], **fields)
@@ -218,6 +223,10 @@ def add_commands(sub) -> None:
     t.add_argument("--seed", type=int, default=None, help="data order seed")
     t.add_argument("--layout", default=None, choices=LAYOUTS,
                    help="prompt layout: paper (default) | near (page, actions, question with the intent)")
+    t.add_argument("--freeze-layers", type=int, default=None,
+                   help="encoder: bottom layers frozen, their output cached per example (preset: cpu 2)")
+    t.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                   help="encoder: bf16 autocast while training (preset: cpu on)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

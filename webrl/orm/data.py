@@ -25,7 +25,8 @@ A trajectory record: task_id, site, family, intent, behaviour, responses (the
 responses as the actor writes them: `# Element: ...` comments included), final_obs
 (the last page the agent saw), label (bool), label_source, reward.
 `dedupe` drops repeated (task, responses) pairs; `balance` downsamples the larger
-class per site so successes and failures are equally many.
+class per site so successes and failures are equally many, dropping the policy's own
+rollouts last.
 """
 
 from __future__ import annotations
@@ -233,8 +234,13 @@ def dedupe(trajs: list[dict]) -> list[dict]:
     return out
 
 
-def balance(trajs: list[dict], seed: int = 0) -> list[dict]:
-    """Per site, downsample the larger class to the size of the smaller (order kept)."""
+POLICY_BEHAVIOURS = ("policy_t0", "policy_t1")
+
+
+def balance(trajs: list[dict], seed: int = 0, keep_first: tuple[str, ...] = POLICY_BEHAVIOURS) -> list[dict]:
+    """Per site, downsample the larger class to the size of the smaller (order kept). The
+    behaviours in `keep_first` are dropped last: a policy's own failures are the ones the ORM
+    meets in the phase loop, the scripted ones are plentiful stand-ins."""
     rng = random.Random(seed)
     groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
     for i, t in enumerate(trajs):
@@ -243,7 +249,11 @@ def balance(trajs: list[dict], seed: int = 0) -> list[dict]:
     for site in {s for s, _ in groups}:
         pos, neg = groups[(site, True)], groups[(site, False)]
         n = min(len(pos), len(neg))
-        keep |= set(rng.sample(pos, n)) | set(rng.sample(neg, n))
+        for group in (pos, neg):
+            first = [i for i in group if trajs[i].get("behaviour") in keep_first]
+            rest = [i for i in group if trajs[i].get("behaviour") not in keep_first]
+            chosen = rng.sample(first, n) if len(first) >= n else first + rng.sample(rest, n - len(first))
+            keep |= set(chosen)
     return [t for i, t in enumerate(trajs) if i in keep]
 
 

@@ -23,6 +23,12 @@ quotes (quoted text, #numbers, capitalised phrases) the final page shows. A
 hundred examples; these lines hand it the comparison, and it learns how far to
 trust them (a count like "2" is on many pages).
 
+Training (`train_encoder_orm`) can keep the embeddings and the bottom
+`freeze_layers` layers frozen: what they compute for an example then never
+changes, so it is computed once (`BottomCache`, in memory up to
+`frozen_cache_gb`) and later epochs run only the layers above; `bf16` autocasts
+the training forward/backward. Scoring always runs the whole encoder in fp32.
+
 Output: logits (failure, success) from a linear head on the mean-pooled last
 hidden states; P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the
 LM judge. Loss: cross-entropy on the label.
@@ -89,18 +95,26 @@ class EncoderORMConfig(TrainConfig):
     dropout: float = field(default=0.1, metadata={"help": "dropout on the pooled vector (training only)"})
     evidence: bool = field(default=True, metadata={"help": "add the answer/name string checks to segment A"})
     context: bool = field(default=False, metadata={"help": "add the final page's lines that hold the answer to segment A"})
+    freeze_layers: int = field(
+        default=0,
+        metadata={"help": "bottom encoder layers kept frozen (with the embeddings); their output is cached per "
+                  "example (up to frozen_cache_gb) so later epochs run only the layers above"},
+    )
+    bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training forward/backward"})
 
     def __post_init__(self):
         super().__post_init__()
         if not 16 <= self.history_tokens < self.max_tokens - 16:
             raise ValueError(f"EncoderORMConfig.history_tokens must be in [16, max_tokens - 16), got {self.history_tokens}")
+        if self.freeze_layers < 0:
+            raise ValueError(f"EncoderORMConfig.freeze_layers must be >= 0, got {self.freeze_layers}")
 
 
 ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
     "cpu-tiny": EncoderORMConfig(lr=1e-4, max_steps=3, log_every=1, warmup_steps=1, max_tokens=128,
                                  history_tokens=48, max_batch_tokens=512, max_seq_tokens=128),
     "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=12.0, warmup_steps=20, weight_decay=0.01,
-                            max_batch_tokens=4096, max_seq_tokens=512),
+                            max_batch_tokens=4096, max_seq_tokens=512, freeze_layers=2, bf16=True),
     "gpu": EncoderORMConfig(lr=5e-5, epochs=6.0, warmup_steps=50, weight_decay=0.01,
                             max_batch_tokens=32768, max_seq_tokens=512),
 }  # fmt: skip
@@ -210,9 +224,71 @@ class EncoderClassifier(torch.nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        return self._pool_head(hidden, attention_mask)
+
+    def _pool_head(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         m = attention_mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
         return self.head(self.dropout(pooled))
+
+    def bottom(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor, k: int) -> torch.Tensor:
+        """(B, T, H): the hidden states after the embeddings and the first `k` layers."""
+        layers = self.encoder.encoder.layer
+        self.encoder.encoder.layer = torch.nn.ModuleList(list(layers)[:k])
+        try:
+            return self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        finally:
+            self.encoder.encoder.layer = layers
+
+    def top(self, hidden: torch.Tensor, attention_mask: torch.Tensor, k: int) -> torch.Tensor:
+        """Logits from `bottom`'s output: layers k.. of the encoder, pooling and the head."""
+        from transformers.masking_utils import create_bidirectional_mask
+
+        mask = create_bidirectional_mask(config=self.encoder.config, inputs_embeds=hidden, attention_mask=attention_mask)
+        for layer in list(self.encoder.encoder.layer)[k:]:
+            out = layer(hidden, attention_mask=mask)
+            hidden = out[0] if isinstance(out, tuple) else out
+        return self._pool_head(hidden, attention_mask)
+
+    def freeze_bottom(self, k: int) -> None:
+        """Embeddings and layers 0..k-1 stop training (k = 0: everything trains)."""
+        if not 0 <= k < len(self.encoder.encoder.layer):
+            raise ValueError(f"freeze_layers must be in [0, {len(self.encoder.encoder.layer)}), got {k}")
+        if k:
+            for module in (self.encoder.embeddings, *list(self.encoder.encoder.layer)[:k]):
+                module.requires_grad_(False)
+
+
+class BottomCache:
+    """`EncoderClassifier.bottom` outputs per example, so later epochs run only the top layers.
+
+    The frozen bottom sees no dropout (there is none in the encoder) and each row is right-padded
+    with its own attention mask, so a row's states do not depend on the rows batched with it: the
+    cache is exact up to float rounding. Kept in memory up to `max_bytes`; rows past it are
+    recomputed every time."""
+
+    def __init__(self, model: EncoderClassifier, k: int, max_bytes: float):
+        self.model, self.k, self.max_bytes = model, k, max_bytes
+        self.states: dict[int, torch.Tensor] = {}
+        self.bytes = 0
+
+    def hidden(self, keys: list[int], ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
+        lengths = mask.sum(1).tolist()
+        missing = [b for b, key in enumerate(keys) if key not in self.states]
+        fresh = {}
+        if missing:
+            with torch.no_grad():
+                h = self.model.bottom(ids[missing], mask[missing], types[missing], self.k).float()
+            fresh = {b: h[j, : lengths[b]] for j, b in enumerate(missing)}
+            for b, state in fresh.items():
+                size = state.numel() * state.element_size()
+                if self.bytes + size <= self.max_bytes:
+                    self.states[keys[b]] = state.clone()
+                    self.bytes += size
+        out = torch.zeros((len(keys), ids.shape[1], self.model.encoder.config.hidden_size))
+        for b, key in enumerate(keys):
+            out[b, : lengths[b]] = fresh[b] if b in fresh else self.states[key]
+        return out
 
 
 def pad_pairs(pairs: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -305,10 +381,14 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     check_trajectories(trajs, cfg.data)
     random.seed(cfg.seed)
     model, tok = build_classifier(cfg)
+    model.freeze_bottom(cfg.freeze_layers)
+    cache = BottomCache(model, cfg.freeze_layers, cfg.frozen_cache_gb * 2**30) if cfg.freeze_layers else None
     pairs = [encode_pair(tok, t, cfg) for t in trajs]
     labels = [int(bool(t["label"])) for t in trajs]
     lengths = [len(ids) for ids, _ in pairs]
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16)
     step, elapsed, wall = 0, 0.0, 0.0
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
@@ -323,7 +403,8 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
     print(f"orm-encoder: {len(trajs)} trajectories ({sum(labels)} successes), {per_epoch} batches/epoch, "
           f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
-          + (f"; resuming at step {step}" if step else ""))  # fmt: skip
+          + (f"; layers 0-{cfg.freeze_layers - 1} frozen, cached (<= {cfg.frozen_cache_gb:g} GB)" if cache else "")
+          + (", bf16 autocast" if cfg.bf16 else "") + (f"; resuming at step {step}" if step else ""))  # fmt: skip
 
     def save(path: Path) -> None:
         save_classifier(model, tok, cfg, path)
@@ -346,11 +427,15 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         lr = lr_at(cfg, step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
-        logits = model(ids, mask, types)
-        loss = torch.nn.functional.cross_entropy(logits, y)
+        with autocast:
+            if cache is not None:
+                logits = model.top(cache.hidden(idx, ids, mask, types), mask, cfg.freeze_layers)
+            else:
+                logits = model(ids, mask, types)
+        loss = torch.nn.functional.cross_entropy(logits.float(), y)
         loss.backward()
         if cfg.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
         dt, budget_s = clock_advance(cfg, t0, c0)
