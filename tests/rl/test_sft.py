@@ -184,6 +184,23 @@ def test_demo_match_report_hand_checked():
         match_report(rows, ["A", "B"])
 
 
+def test_fit_summary_hand_checked():
+    from webrl.eval.demo_match import fit_summary
+
+    rows = [{"task_id": 1, "family": "f", "step": 0}, {"task_id": 1, "family": "f", "step": 1},
+            {"task_id": 2, "family": "g", "step": 0}]  # fmt: skip
+    lps = [[-0.1, -1.0, -0.1], [-0.01, -0.01], [-2.0]]  # response NLLs 1.2, 0.02, 2.0; 6 tokens
+    toks = [["a", "Write", "b"], ["c", "d"], ["exit"]]
+    f = fit_summary(rows, lps, toks, worst=2)
+    assert f["steps"] == 3 and f["mean_token_nll"] == pytest.approx(3.22 / 6, abs=1e-4)
+    assert f["mean_response_nll"] == pytest.approx(3.22 / 3, abs=1e-4)
+    assert f["p_response_over_half"] == pytest.approx(1 / 3, abs=1e-4)  # only exp(-0.02) > 0.5
+    assert f["worst_token_share"] == pytest.approx((1.0 / 1.2 + 0.5 + 1.0) / 3, abs=1e-4)
+    assert [(w["token"], w["nll"]) for w in f["worst_tokens"]] == [("exit", 2.0), ("Write", 1.0)]
+    with pytest.raises(ValueError, match="2 scored responses for 3"):
+        fit_summary(rows, lps[:2], toks[:2])
+
+
 def test_eval_demos_cli_on_an_sft_run(tmp_path, capsys):
     from webrl.cli.main import main
 
@@ -197,7 +214,20 @@ def test_eval_demos_cli_on_an_sft_run(tmp_path, capsys):
     rep = json.loads(out.read_text())
     assert rep["overall"]["steps"] == sum(len(d["steps"]) for d in demos) and rep["tasks"] == 2
     assert sum(v["steps"] for v in rep["per_step"].values()) == rep["overall"]["steps"]
-    assert "demonstration steps" in capsys.readouterr().out
+    fit = rep["fit"]  # the demonstrated responses scored: an untrained tiny model finds them unlikely
+    assert fit["steps"] == rep["overall"]["steps"] and fit["mean_response_nll"] > fit["mean_token_nll"] > 0
+    assert 0 < fit["worst_token_share"] <= 1 and fit["worst_tokens"][0]["nll"] >= fit["worst_tokens"][-1]["nll"]
+    out_text = capsys.readouterr().out
+    assert "demonstration steps" in out_text and "teacher-forced: NLL" in out_text
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([{"task_id": demos[1]["task_id"]}]))
+    assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(run / "demos.jsonl"), "--tasks", str(one),
+                 "--no-fit", "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    rep = json.loads(out.read_text())
+    assert rep["tasks"] == 1 and rep["overall"]["steps"] == len(demos[1]["steps"]) and "fit" not in rep
+    one.write_text(json.dumps([{"task_id": -5}]))
+    assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(run / "demos.jsonl"), "--tasks", str(one)]) == 2
+    assert "no demonstration" in capsys.readouterr().err
     assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(tmp_path / "none.jsonl")]) == 2
     (tmp_path / "bad.jsonl").write_text('{"x": 1}\n')
     assert main(["eval-demos", "--agent", str(run / "final"), "--demos", str(tmp_path / "bad.jsonl")]) == 2

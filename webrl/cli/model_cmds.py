@@ -159,15 +159,37 @@ def cmd_eval_demos(args: argparse.Namespace) -> int:
         print(f"error: {path} line {bad[0] + 1} is not a demonstration (needs task_id, family, intent, steps)",
               file=sys.stderr)  # fmt: skip
         return 2
+    if args.tasks:
+        try:
+            wanted = {str(t["task_id"]) for t in json.loads(Path(args.tasks).read_text())}
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            print(f"error: --tasks {args.tasks}: not a JSON list of tasks with task_id ({e})", file=sys.stderr)
+            return 2
+        demos = [d for d in demos if str(d["task_id"]) in wanted]
+        if not demos:
+            print(f"error: no demonstration in {path} is for a task of {args.tasks}", file=sys.stderr)
+            return 2
     demos = demos[: args.limit] if args.limit else demos
     policy, prompt = _policy(args.agent, args)
     rep = {"agent": args.agent, "demos": str(path), "tasks": len(demos),
            **run_demo_match(policy, demos, prompt, progress=not args.no_progress)}  # fmt: skip
+    if args.fit and hasattr(policy, "score"):
+        from webrl.eval.demo_match import fit_report
+
+        rep["fit"] = fit_report(policy, demos, prompt, progress=not args.no_progress)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rep, indent=1) + "\n")
     steps = " ".join(f"{k}:{v['match']:.2f}({v['steps']})" for k, v in rep["per_step"].items())
     print(f"matched {rep['overall']['match']:.3f} of {rep['overall']['steps']} demonstration steps; by step: {steps}")
+    if "fit" in rep:
+        f = rep["fit"]
+        share = "-" if f["worst_token_share"] is None else f"{f['worst_token_share']:.2f}"
+        print(f"teacher-forced: NLL {f['mean_token_nll']:.4f}/token, {f['mean_response_nll']:.3f}/response; "
+              f"{f['p_response_over_half']:.3f} of responses with P > 0.5; the worst token carries "
+              f"{share} of a response's NLL")  # fmt: skip
+    elif args.fit:
+        print("teacher-forced fit: skipped (an endpoint agent has no scoring call)")
     return 0
 
 
@@ -204,7 +226,10 @@ def add_commands(sub, bench_sub) -> None:
     m = sub.add_parser("eval-demos", help="greedy on demonstration steps' own prompts: does the actor reproduce them?")
     m.add_argument("--agent", required=True, help="checkpoint folder or OpenAI-compatible URL")
     m.add_argument("--demos", required=True, help="demonstrations JSONL (an SFT run folder's demos.jsonl)")
+    m.add_argument("--tasks", default=None, help="only the demonstrations of these tasks (e.g. an SFT run's trained_tasks.json)")
     m.add_argument("--limit", type=int, default=None, help="only the first N demonstrations")
+    m.add_argument("--fit", action=argparse.BooleanOptionalAction, default=True,
+                   help="also score the demonstrated responses (teacher forcing): NLL per token and per response")
     m.add_argument("--out", default=None, help="write the report JSON here")
     add_policy_args(m)
     m.add_argument("--no-progress", action="store_true", help="hide the progress bar")

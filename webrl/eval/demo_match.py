@@ -9,13 +9,22 @@ Measured with it (docs/results.md): on 60 shop train tasks after 3 epochs of SFT
 the actor matched 239/331 of its own training steps, and 15/56 at step index 2;
 repeating the intent after the page (PromptConfig.repeat_intent) made that 288/331
 and 41/56.
+
+`fit_report` scores the demonstrated responses themselves (teacher forcing, for a
+policy with `score`): the token-averaged NLL that SFT logs can be tiny while whole
+responses stay unlikely, because nearly every token of a response is a copy (the
+element's label and id, the action syntax) and the loss sits on the one or two tokens
+that decide the action. It reports the mean NLL per token and per response, the share
+of responses with P > 0.5, the share of each response's NLL its worst token carries,
+and the worst tokens themselves.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
-from webrl.agent.prompt import PromptConfig, trim_response
+from webrl.agent.prompt import PromptConfig, completion_text, trim_response
 from webrl.rl.demos import demo_steps
 
 
@@ -62,3 +71,42 @@ def run_demo_match(policy, demos: list[dict], prompt: PromptConfig, chunk: int =
             texts += [g.text for g in gens]
             bar.update(len(gens))
     return match_report(rows, texts)
+
+
+def fit_summary(rows: list[dict], logprobs: list[list[float]], tokens: list[list[str]], worst: int = 10) -> dict:
+    """Teacher-forced fit of the rows' targets from per-token log-probs (see module docstring)."""
+    if not len(rows) == len(logprobs) == len(tokens):
+        raise ValueError(f"got {len(logprobs)} scored responses for {len(rows)} demonstration steps")
+    seq = [-sum(lp) for lp in logprobs]
+    n_tok = sum(len(lp) for lp in logprobs)
+    shares = [max(-x for x in lp) / s for lp, s in zip(logprobs, seq, strict=True) if lp and s > 0]
+    hard = []
+    for row, lp, toks in zip(rows, logprobs, tokens, strict=True):
+        if lp:
+            j = min(range(len(lp)), key=lambda k: lp[k])
+            hard.append({"task_id": row["task_id"], "family": row["family"], "step": row["step"],
+                         "token": toks[j], "nll": round(-lp[j], 3), "response_nll": round(-sum(lp), 3)})  # fmt: skip
+    hard.sort(key=lambda h: -h["nll"])
+    return {
+        "steps": len(rows),
+        "mean_token_nll": round(sum(seq) / max(n_tok, 1), 4),
+        "mean_response_nll": round(sum(seq) / max(len(rows), 1), 4),
+        "p_response_over_half": round(sum(math.exp(-s) > 0.5 for s in seq) / max(len(rows), 1), 4),
+        "worst_token_share": round(sum(shares) / len(shares), 4) if shares else None,
+        "worst_tokens": hard[:worst],
+    }
+
+
+def fit_report(policy, demos: list[dict], prompt: PromptConfig, chunk: int = 32, progress: bool = True) -> dict:
+    """`fit_summary` of every demonstration step, scored by `policy.score` in chunks."""
+    from tqdm import tqdm
+
+    rows = demo_rows(demos, policy.tokenizer, prompt)
+    comps = [completion_text(policy.tokenizer, r["target"], prompt) for r in rows]
+    logprobs: list[list[float]] = []
+    with tqdm(total=len(rows), desc="scoring demo steps", unit="step", disable=not progress) as bar:
+        for k in range(0, len(rows), chunk):
+            logprobs += policy.score([r["prompt"] for r in rows[k : k + chunk]], comps[k : k + chunk])
+            bar.update(min(chunk, len(rows) - k))
+    tokens = [policy.tokenizer.convert_ids_to_tokens(policy.encode(c)) for c in comps]
+    return fit_summary(rows, logprobs, tokens)
