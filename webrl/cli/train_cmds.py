@@ -27,7 +27,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
                  "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss, "method": args.method,
                  "beta": args.beta, "generator": args.generator, "eval_subset": args.eval_subset,
-                 "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs}  # fmt: skip
+                 "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
+                 "temperature": args.temperature}  # fmt: skip
         fields.update({k: v for k, v in given.items() if v is not None})
         if args.no_kl:
             fields["actor_loss"] = "sft"
@@ -71,6 +72,7 @@ def add_commands(sub) -> None:
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
     t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
+    t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: 1.0)")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
     t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")

@@ -71,6 +71,8 @@ class LoopConfig:
                                                                    max_seq_tokens=1400, save_minutes=3.0))
 
     def __post_init__(self):
+        if self.temperature < 0:
+            raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
         if self.reward not in ("orm", "oracle"):
             raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
         if self.reward == "orm" and not self.orm:
