@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from webrl.cli.main import main  # noqa: E402
-from webrl.rl.loop import LoopConfig, stratified  # noqa: E402
+from webrl.rl.loop import LoopConfig, reuse_episodes, stratified  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 
@@ -57,8 +57,9 @@ def test_two_phases_killed_and_resumed(killed_run):
         tasks = json.loads((pdir / "tasks.json").read_text())
         ids = [json.loads(x)["task_id"] for x in (pdir / "rollouts" / "episodes.jsonl").read_text().splitlines()]
         assert sorted(map(str, ids)) == sorted(str(t["task_id"]) for t in tasks)  # none lost, none twice
-        assert set(json.loads((pdir / "stages.json").read_text())) >= {"tasks", "rollout", "label", "replay",
-                                                                        "critic", "actor", "eval"}  # fmt: skip
+        stages = json.loads((pdir / "stages.json").read_text())
+        assert set(stages) >= {"tasks", "rollout", "label", "replay", "critic", "actor", "eval"}
+        assert all(v["minutes"] >= 0 for v in stages.values())  # wall time per stage
         assert (pdir / "actor" / "final" / "adapter_model.safetensors").exists()
         assert (pdir / "critic" / "value_head.pt").exists()
     gen = json.loads((run / "phase-002" / "tasks.json").read_text())
@@ -83,6 +84,20 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "ORM checkpoint" in capsys.readouterr().err
     assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--temperature", "-1"]) == 2
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
+
+
+def test_final_eval_starts_from_the_last_phase_eval(tmp_path):
+    src, dst = tmp_path / "phase-003" / "eval", tmp_path / "final" / "eval"
+    src.mkdir(parents=True)
+    eps = [{"task_id": i, "success": i == 1} for i in range(3)]
+    (src / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
+    assert reuse_episodes(src, dst) == 0  # an unfinished eval is not reused
+    (src / "done").write_text("")
+    assert reuse_episodes(src, dst) == 3
+    assert [json.loads(x) for x in (dst / "episodes.jsonl").read_text().splitlines()] == eps
+    (dst / "episodes.jsonl").write_text(json.dumps(eps[0]) + "\n")  # the final eval has gone on since
+    assert reuse_episodes(src, dst) == 0
+    assert len((dst / "episodes.jsonl").read_text().splitlines()) == 1
 
 
 def test_stratified_subset_spreads_over_sites():

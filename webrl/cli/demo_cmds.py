@@ -21,20 +21,22 @@ from pathlib import Path
 
 # cpu-preset minutes per stage on 2 cores, for the "left" estimate (measured: a fresh-clone
 # `make demo`, docs/results.md "Session 2026-12-01 (3)")
-BUDGET = {"sft": 32, "sft-eval": 21, "orm-data": 15, "orm": 13, "orm-eval": 2, "train": 57}
+BUDGET = {"sft": 32, "sft-eval": 21, "orm-data": 9, "orm": 11, "orm-eval": 2, "train": 47}
 
 
 class Progress:
-    def __init__(self, stages: list[str]):
+    """Stage banners: elapsed time, and for the cpu preset an estimate of what is left."""
+
+    def __init__(self, stages: list[str], budget: dict[str, int] | None):
         self.t0 = time.perf_counter()
         self.stages = stages
+        self.budget = budget
 
     def __call__(self, stage: str) -> None:
         i = self.stages.index(stage)
-        left = sum(BUDGET.get(s, 0) for s in self.stages[i:])
         el = (time.perf_counter() - self.t0) / 60
-        print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} "
-              f"(elapsed {el:.1f} min; ~{left} min left on 2 CPU cores)", flush=True)  # fmt: skip
+        left = f"; ~{sum(self.budget.get(s, 0) for s in self.stages[i:])} min left on 2 CPU cores" if self.budget else ""
+        print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} (elapsed {el:.1f} min{left})", flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -51,7 +53,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
-    show = Progress(stages)
+    show = Progress(stages, BUDGET if args.preset == "cpu" else None)
     mcfg = preset(args.preset)
     progress = not args.no_progress
 
@@ -159,7 +161,7 @@ def add_commands(sub) -> None:
     d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3)")
     d.add_argument("--orm-kind", default="encoder", choices=("encoder", "lm"),
                    help="encoder: all-MiniLM-L6-v2 + head (default) | lm: the SmolLM2 + LoRA judge")
-    d.add_argument("--orm-policy-tasks", type=int, default=48, help="tasks the SFT policy rolls out for ORM data")
+    d.add_argument("--orm-policy-tasks", type=int, default=24, help="tasks the SFT policy rolls out for ORM data")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_demo)

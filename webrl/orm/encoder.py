@@ -113,7 +113,7 @@ class EncoderORMConfig(TrainConfig):
 ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
     "cpu-tiny": EncoderORMConfig(lr=1e-4, max_steps=3, log_every=1, warmup_steps=1, max_tokens=128,
                                  history_tokens=48, max_batch_tokens=512, max_seq_tokens=128),
-    "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=12.0, warmup_steps=20, weight_decay=0.01,
+    "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=10.0, warmup_steps=20, weight_decay=0.01,
                             max_batch_tokens=4096, max_seq_tokens=512, freeze_layers=2, bf16=True),
     "gpu": EncoderORMConfig(lr=5e-5, epochs=6.0, warmup_steps=50, weight_decay=0.01,
                             max_batch_tokens=32768, max_seq_tokens=512),

@@ -49,18 +49,23 @@ from webrl.rl.sft import claim_run_config
 
 
 class Stages:
-    """`stages.json` of a phase folder: which stages have finished."""
+    """`stages.json` of a phase folder: which stages have finished, with what they reported and
+    `minutes`, the wall time this process spent on the stage (since the previous mark, or since
+    the phase folder was opened; a resumed stage counts only its resumed part)."""
 
     def __init__(self, pdir: Path):
         self.path = pdir / "stages.json"
         pdir.mkdir(parents=True, exist_ok=True)
         self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self.since = time.perf_counter()
 
     def __contains__(self, stage: str) -> bool:
         return stage in self.done
 
     def mark(self, stage: str, info: dict | None = None) -> None:
-        self.done[stage] = info or {}
+        now = time.perf_counter()
+        self.done[stage] = {**(info or {}), "minutes": round((now - self.since) / 60, 2)}
+        self.since = now
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.done, indent=1) + "\n")
         tmp.replace(self.path)
@@ -167,8 +172,24 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     if cfg.final_eval:
         last = cfg.init if cfg.phases == 0 else str(run / f"phase-{cfg.phases:03d}" / "actor" / "final")
         print(f"== final eval: {cfg.eval_split} split, greedy", flush=True)
+        if cfg.phases:
+            reuse_episodes(run / f"phase-{cfg.phases:03d}" / "eval", run / "final" / "eval")
         evaluate(cfg, last, _eval_tasks(cfg.eval_split), run / "final", prompt, progress, folder="eval")
     return line
+
+
+def reuse_episodes(src: Path, dst: Path) -> int:
+    """Start eval `dst` from the finished episodes of eval `src` (same actor, same greedy settings:
+    the last phase's subset eval is part of the final whole-split eval, so its tasks are not run
+    twice). Does nothing once `dst` has episodes of its own; returns how many were copied."""
+    from webrl.eval.runner import read_episodes
+
+    if (dst / "episodes.jsonl").exists() or not (src / "done").exists():
+        return 0
+    episodes = read_episodes(src / "episodes.jsonl")
+    dst.mkdir(parents=True, exist_ok=True)
+    _write_jsonl(dst / "episodes.jsonl", episodes)
+    return len(episodes)
 
 
 def _load_actor(path: str):

