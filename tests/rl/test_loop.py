@@ -178,3 +178,20 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
                  "--seeds", "1", "--configs", "webrl", "--no-progress"]) == 0  # fmt: skip
     assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out
+
+
+def test_study_runs_share_the_start_eval(tmp_path):
+    from webrl.cli.study_cmds import share_start_eval
+
+    src, dst = tmp_path / "webrl" / "seed-0", tmp_path / "awr" / "seed-0"
+    ev = src / "phase-000" / "eval"
+    ev.mkdir(parents=True)
+    (ev / "episodes.jsonl").write_text('{"task_id": 0, "success": true}\n')
+    (ev / "summary.json").write_text('{"success_rate": 1.0}\n')
+    assert not share_start_eval(src, dst)  # not finished yet
+    (ev / "done").write_text("")
+    assert share_start_eval(src, dst)
+    got = dst / "phase-000" / "eval"
+    assert sorted(p.name for p in got.iterdir()) == ["done", "episodes.jsonl", "summary.json"]
+    assert (got / "episodes.jsonl").read_text() == (ev / "episodes.jsonl").read_text()
+    assert not share_start_eval(src, dst)  # a run's own eval is never replaced
