@@ -12,16 +12,20 @@ stops at an end-of-turn token, at the end of its first complete action line
 (`do(...)`/`exit(...)` followed by a newline), at one of its stop strings, or
 at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
 1, no top-p): what the RL losses and the perplexity filter need.
+
+The model runs where it is (`from_checkpoint` puts it on `default_device()`: the GPU
+when there is one); sampling happens on the CPU with the policy's own generator, so a
+seed gives the same samples whatever the device.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import torch
 
 from webrl.agent.prompt import end_of_action, stop_token_ids
+from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.models.scoring import IGNORE, selected_logprobs
 
 
@@ -90,6 +94,7 @@ class LocalPolicy:
         if bf16_weights:  # inference only: cast once instead of autocasting the weights at every step
             model = model.to(torch.bfloat16)
         self.model = model.eval()
+        self.device = module_device(model)
         self.tokenizer = tokenizer
         self.max_batch_tokens = max_batch_tokens
         self.max_batch = max_batch
@@ -106,15 +111,13 @@ class LocalPolicy:
         from webrl.models.lora import merged_for_inference
 
         model, tok, cfg = load_checkpoint(path)
-        model = merged_for_inference(model)  # LoRA merged: ~3.8x faster prefill on CPU
+        model = merged_for_inference(model).to(default_device())  # LoRA merged: ~3.8x faster prefill on CPU
         kw.setdefault("autocast_bf16", cfg.autocast_bf16)
         kw.setdefault("bf16_weights", cfg.autocast_bf16)
         return cls(model, tok, name=str(path), **kw)
 
     def _autocast(self):
-        if self.autocast_bf16:
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return bf16_autocast(self.device, self.autocast_bf16)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -160,6 +163,7 @@ class LocalPolicy:
             ids[b, L - len(p) :] = torch.tensor(p, dtype=torch.long)
             mask[b, L - len(p) :] = 1
         pos = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, L)
+        ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         cache = DynamicCache()
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]
@@ -174,7 +178,7 @@ class LocalPolicy:
                     input_ids=inputs, attention_mask=mask, position_ids=pos,
                     use_cache=True, logits_to_keep=1, **{self._cache_kw: cache},
                 )  # fmt: skip
-            logits = out.logits[:, -1].float()  # (rows, V)
+            logits = out.logits[:, -1].float().cpu()  # (rows, V)
             logprobs = torch.log_softmax(logits, dim=-1)
             for j, b in enumerate(alive):
                 p = params[b]
@@ -186,12 +190,12 @@ class LocalPolicy:
             if not keep:
                 break
             if len(keep) < len(alive):  # finished rows leave the batch (and the KV cache)
-                idx = torch.tensor(keep, dtype=torch.long)
+                idx = torch.tensor(keep, dtype=torch.long, device=self.device)
                 cache.batch_select_indices(idx)
                 mask, pos = mask[idx], pos[idx]
                 alive = [alive[j] for j in keep]
-            inputs = torch.tensor([[tokens[b][-1]] for b in alive], dtype=torch.long)  # (rows, 1)
-            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long)], dim=1)
+            inputs = torch.tensor([[tokens[b][-1]] for b in alive], dtype=torch.long, device=self.device)  # (rows, 1)
+            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long, device=self.device)], dim=1)
             pos = pos[:, -1:] + 1
         return [
             Generation(texts[b] if finish[b] else self._decode(tokens[b]), tokens[b], logps[b],
@@ -232,11 +236,12 @@ class LocalPolicy:
         for batch in self.micro_batches([len(p) + len(c) for p, c in seqs]):
             rows = [seqs[i] for i in batch]
             input_ids, mask, labels = pack_right([p + c for p, c in rows], [len(p) for p, _ in rows], self.pad_id)
+            input_ids, mask, labels = input_ids.to(self.device), mask.to(self.device), labels.to(self.device)
             with self._autocast():
                 lp = selected_logprobs(self.model, input_ids, mask, labels)
             k = 0
             for i, (_, c) in zip(batch, rows, strict=True):
-                out[i] = lp[k : k + len(c)].tolist()
+                out[i] = lp[k : k + len(c)].float().tolist()
                 k += len(c)
         return out
 

@@ -16,7 +16,6 @@ the head plus the path of the backbone adapter its features came from.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from webrl.models.device import bf16_autocast, module_device
 from webrl.models.scoring import decoder_and_head
 
 
@@ -72,6 +72,7 @@ def score_steps(
     """For each step: (features (N, H) = hidden state at the prompt's last token,
     summed log-prob of the action tokens (N,), action token count (N,))."""
     decoder, head = decoder_and_head(model)
+    device = module_device(model)
     was_training = model.training
     model.eval()
     n = len(steps)
@@ -79,7 +80,7 @@ def score_steps(
     logp = torch.zeros(n)
     counts = torch.tensor([len(s.action_ids) for s in steps], dtype=torch.float32)
     seqs = [list(s.prompt_ids) + list(s.action_ids) for s in steps]
-    ctx = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if autocast_bf16 else contextlib.nullcontext
+    ctx = lambda: bf16_autocast(device, autocast_bf16)  # noqa: E731
     for batch in _batches([len(s) for s in seqs], max_batch_tokens):
         T = max(len(seqs[i]) for i in batch)
         x = torch.full((len(batch), T), pad_id, dtype=torch.long)
@@ -87,17 +88,18 @@ def score_steps(
         for r, i in enumerate(batch):
             x[r, : len(seqs[i])] = torch.tensor(seqs[i])
             mask[r, : len(seqs[i])] = 1
+        x, mask = x.to(device), mask.to(device)
         with ctx():
             hidden = decoder(input_ids=x, attention_mask=mask).last_hidden_state  # (B, T, H)
         for r, i in enumerate(batch):
             p = len(steps[i].prompt_ids)
             a = len(steps[i].action_ids)
-            feats[i] = hidden[r, p - 1].float()
+            feats[i] = hidden[r, p - 1].float().cpu()
             if a:
                 with ctx():
                     lg = head(hidden[r, p - 1 : p - 1 + a]).float()  # predicts tokens p .. p+a-1
-                lp = torch.log_softmax(lg, dim=-1).gather(1, torch.tensor(steps[i].action_ids).unsqueeze(1))
-                logp[i] = lp.sum()
+                ids = torch.tensor(steps[i].action_ids, device=lg.device).unsqueeze(1)
+                logp[i] = float(torch.log_softmax(lg, dim=-1).gather(1, ids).sum())
         if progress is not None:
             progress(len(batch))
     model.train(was_training)

@@ -56,6 +56,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.view import compact_page
+from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
@@ -283,11 +284,11 @@ class BottomCache:
             for b, state in fresh.items():
                 size = state.numel() * state.element_size()
                 if self.bytes + size <= self.max_bytes:
-                    self.states[keys[b]] = state.clone()
+                    self.states[keys[b]] = state.to("cpu", copy=True)
                     self.bytes += size
-        out = torch.zeros((len(keys), ids.shape[1], self.model.encoder.config.hidden_size))
+        out = torch.zeros((len(keys), ids.shape[1], self.model.encoder.config.hidden_size), device=ids.device)
         for b, key in enumerate(keys):
-            out[b, : lengths[b]] = fresh[b] if b in fresh else self.states[key]
+            out[b, : lengths[b]] = fresh[b] if b in fresh else self.states[key].to(ids.device)
         return out
 
 
@@ -350,19 +351,22 @@ class EncoderORM:
 
     def __init__(self, model: EncoderClassifier, tokenizer, cfg: EncoderORMConfig, max_batch_tokens: int = 8192):
         self.model, self.tokenizer, self.cfg = model.eval(), tokenizer, cfg
+        self.device = module_device(model)
         self.max_batch_tokens = max(max_batch_tokens, cfg.max_tokens)
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, **kw) -> EncoderORM:
-        return cls(*load_classifier(path), **kw)
+        model, tok, cfg = load_classifier(path)
+        return cls(model.to(default_device()), tok, cfg, **kw)
 
     @torch.no_grad()
     def prob_success(self, trajs: list[dict]) -> list[float]:
         pairs = [encode_pair(self.tokenizer, t, self.cfg) for t in trajs]
         out = [0.0] * len(pairs)
         for batch in sorted_batches([len(ids) for ids, _ in pairs], self.max_batch_tokens):
-            logits = self.model(*pad_pairs([pairs[i] for i in batch], self.tokenizer.pad_token_id))
-            for r, p in zip(batch, torch.softmax(logits.float(), -1)[:, 1].tolist(), strict=True):
+            tensors = pad_pairs([pairs[i] for i in batch], self.tokenizer.pad_token_id)
+            logits = self.model(*(t.to(self.device) for t in tensors))
+            for r, p in zip(batch, torch.softmax(logits.float(), -1)[:, 1].cpu().tolist(), strict=True):
                 out[r] = p
         return out
 
@@ -381,14 +385,14 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     check_trajectories(trajs, cfg.data)
     random.seed(cfg.seed)
     model, tok = build_classifier(cfg)
-    model.freeze_bottom(cfg.freeze_layers)
+    device = default_device()
+    model.to(device).freeze_bottom(cfg.freeze_layers)
     cache = BottomCache(model, cfg.freeze_layers, cfg.frozen_cache_gb * 2**30) if cfg.freeze_layers else None
     pairs = [encode_pair(tok, t, cfg) for t in trajs]
     labels = [int(bool(t["label"])) for t in trajs]
     lengths = [len(ids) for ids, _ in pairs]
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16)
     step, elapsed, wall = 0, 0.0, 0.0
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
@@ -422,12 +426,12 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
         idx = schedule.at(step)
         t0, c0 = time.perf_counter(), time.process_time()
-        ids, mask, types = pad_pairs([pairs[i] for i in idx], tok.pad_token_id)
-        y = torch.tensor([labels[i] for i in idx])
+        ids, mask, types = (t.to(device) for t in pad_pairs([pairs[i] for i in idx], tok.pad_token_id))
+        y = torch.tensor([labels[i] for i in idx], device=device)
         lr = lr_at(cfg, step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
-        with autocast:
+        with bf16_autocast(device, cfg.bf16):
             if cache is not None:
                 logits = model.top(cache.hidden(idx, ids, mask, types), mask, cfg.freeze_layers)
             else:

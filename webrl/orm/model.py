@@ -9,13 +9,13 @@ final_obs) in batches and return P(success); reward = 1 iff P > 0.5.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from pathlib import Path
 
 import torch
 
+from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.prompt import ORMPromptConfig, answer_token_ids, orm_prompt
 
 ORM_PROMPT_FILE = "orm_prompt_config.json"
@@ -44,6 +44,7 @@ class LocalORM:
 
     def __init__(self, model, tokenizer, prompt: ORMPromptConfig, max_batch_tokens: int = 8192, autocast_bf16: bool = False):
         self.model = model.eval()
+        self.device = module_device(model)
         self.tokenizer = tokenizer
         self.prompt = prompt
         self.max_batch_tokens = max_batch_tokens
@@ -57,7 +58,7 @@ class LocalORM:
         from webrl.models.lora import merged_for_inference
 
         model, tok, cfg = load_checkpoint(path)
-        model = merged_for_inference(model)
+        model = merged_for_inference(model).to(default_device())
         if cfg.autocast_bf16:  # inference only: bf16 weights, no per-op casts
             model = model.to(torch.bfloat16)
         kw.setdefault("autocast_bf16", cfg.autocast_bf16)
@@ -80,12 +81,12 @@ class LocalORM:
             for r, i in enumerate(batch):
                 x[r, : len(ids[i])] = torch.tensor(ids[i])
                 mask[r, : len(ids[i])] = 1
-            ctx = torch.autocast("cpu", dtype=torch.bfloat16) if self.autocast_bf16 else contextlib.nullcontext()
-            with ctx:
+            x, mask = x.to(self.device), mask.to(self.device)
+            with bf16_autocast(self.device, self.autocast_bf16):
                 hidden = decoder(input_ids=x, attention_mask=mask).last_hidden_state
                 last = hidden[torch.arange(len(batch)), mask.sum(1) - 1]
                 logits = head(last).float()[:, [self.yes_id, self.no_id]]
-            p = torch.softmax(logits, dim=-1)[:, 0]
+            p = torch.softmax(logits, dim=-1)[:, 0].cpu()
             for r, i in enumerate(batch):
                 out[i] = float(p[r])
         return out

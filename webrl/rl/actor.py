@@ -65,20 +65,18 @@ def make_loss_fn(kind: str, beta: float, awr_temperature: float = 0.5, awr_max_w
 
     def loss_fn(model, batch: list[RLExample], input_ids, mask, labels, full_forward: bool):
         logp = row_logprobs(model, input_ids, mask, labels, full_forward)
-        f = lambda name: torch.tensor([getattr(e, name) for e in batch], dtype=torch.float32)  # noqa: E731
+        f = lambda name: torch.tensor([getattr(e, name) for e in batch], dtype=torch.float32, device=logp.device)  # noqa: E731
+        n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32, device=logp.device)
         if kind == "sft":
-            n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
             loss = -(logp / n).mean()
             return loss, {"actor/loss": loss.item(), "actor/kl": (logp.detach() - f("ref_logp")).mean().item()}
         if kind == "eq6":
             return actor_loss(logp, f("ref_logp"), f("advantage"), beta)
         if kind == "awr":
-            n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
             w = torch.exp(f("advantage") / awr_temperature).clamp(max=awr_max_weight)
             loss = -(w * logp / n).mean()
             return loss, {"actor/loss": loss.item(), "actor/weight": w.mean().item(),
                           "actor/kl": (logp.detach() - f("ref_logp")).mean().item()}  # fmt: skip
-        n = torch.tensor([e.n_tokens - e.prompt_len for e in batch], dtype=torch.float32)
         return released_actor_loss(logp, f("ref_logp"), n, f("value"), f("next_value"), f("reward"), f("mc_return"))
 
     return loss_fn

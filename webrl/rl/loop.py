@@ -194,9 +194,10 @@ def reuse_episodes(src: Path, dst: Path) -> int:
 
 def _load_actor(path: str):
     from webrl.models.build import load_checkpoint
+    from webrl.models.device import default_device
 
     model, tok, mcfg = load_checkpoint(path, trainable=True)
-    return model, tok, mcfg
+    return model.to(default_device()), tok, mcfg
 
 
 def phase_tasks(cfg: LoopConfig, run: Path, phase: int, stages: Stages, model, tok, mcfg, prompt) -> tuple[list, dict]:
