@@ -241,7 +241,7 @@ class LocalPolicy:
                 lp = selected_logprobs(self.model, input_ids, mask, labels)
             k = 0
             for i, (_, c) in zip(batch, rows, strict=True):
-                out[i] = lp[k : k + len(c)].float().tolist()
+                out[i] = lp[k : k + len(c)].tolist()
                 k += len(c)
         return out
 

@@ -80,7 +80,6 @@ def score_steps(
     logp = torch.zeros(n)
     counts = torch.tensor([len(s.action_ids) for s in steps], dtype=torch.float32)
     seqs = [list(s.prompt_ids) + list(s.action_ids) for s in steps]
-    ctx = lambda: bf16_autocast(device, autocast_bf16)  # noqa: E731
     for batch in _batches([len(s) for s in seqs], max_batch_tokens):
         T = max(len(seqs[i]) for i in batch)
         x = torch.full((len(batch), T), pad_id, dtype=torch.long)
@@ -89,14 +88,14 @@ def score_steps(
             x[r, : len(seqs[i])] = torch.tensor(seqs[i])
             mask[r, : len(seqs[i])] = 1
         x, mask = x.to(device), mask.to(device)
-        with ctx():
+        with bf16_autocast(device, autocast_bf16):
             hidden = decoder(input_ids=x, attention_mask=mask).last_hidden_state  # (B, T, H)
         for r, i in enumerate(batch):
             p = len(steps[i].prompt_ids)
             a = len(steps[i].action_ids)
             feats[i] = hidden[r, p - 1].float().cpu()
             if a:
-                with ctx():
+                with bf16_autocast(device, autocast_bf16):
                     lg = head(hidden[r, p - 1 : p - 1 + a]).float()  # predicts tokens p .. p+a-1
                 ids = torch.tensor(steps[i].action_ids, device=lg.device).unsqueeze(1)
                 logp[i] = float(torch.log_softmax(lg, dim=-1).gather(1, ids).sum())
