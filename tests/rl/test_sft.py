@@ -15,7 +15,7 @@ from safetensors.torch import load_file  # noqa: E402
 from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.rl.demos import Example, length_batches, make_examples  # noqa: E402
-from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, select_tasks, train_sft  # noqa: E402
+from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, select_tasks, token_loss, train_sft  # noqa: E402
 from webrl.tasks.schema import load_tasks  # noqa: E402
 
 
@@ -93,6 +93,17 @@ def _adapter(path):
     return load_file(str(path / "adapter_model.safetensors"))
 
 
+def test_focal_token_loss_hand_checked():
+    logp = torch.log(torch.tensor([0.5, 0.9])).requires_grad_()
+    assert token_loss(logp).item() == pytest.approx((0.693147 + 0.105361) / 2, abs=1e-6)  # gamma 0: mean NLL
+    loss = token_loss(logp, gamma=2.0)  # weights (1 - 0.5)^2 = 0.25 and (1 - 0.9)^2 = 0.01
+    assert loss.item() == pytest.approx((0.25 * 0.693147 + 0.01 * 0.105361) / 2, abs=1e-6)
+    loss.backward()  # the weight is a constant: d loss / d logp_t = -w_t / N
+    assert logp.grad.tolist() == pytest.approx([-0.125, -0.005], abs=1e-6)
+    with pytest.raises(ValueError, match="focal_gamma"):
+        SFTConfig(focal_gamma=-1.0)
+
+
 def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
     cfg = replace(SFT_PRESETS["cpu-tiny"], limit=2, sites="shop", max_steps=3, save_minutes=0.0)
     torch.set_num_threads(1)
@@ -139,10 +150,13 @@ def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path, capsys):
     out = tmp_path / "s"
     args = ["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "2", "--out", str(out),
             "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--detach-context",
-            "--no-progress"]  # fmt: skip
+            "--focal-gamma", "2", "--no-progress"]  # fmt: skip
     assert main(args) == 0
     assert "context run without autograd" in capsys.readouterr().out
-    assert json.loads((out / "sft_config.json").read_text())["detach_context"] is True
+    saved = json.loads((out / "sft_config.json").read_text())
+    assert saved["detach_context"] is True and saved["focal_gamma"] == 2.0
+    for m in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()):
+        assert 0 < m["losses/sft_focal"] < m["losses/sft"]  # (1 - p)^2 < 1: the focal loss is the smaller
     prompt = json.loads((out / "final" / "prompt_config.json").read_text())
     assert prompt["max_rounds"] == 2 and prompt["max_prompt_tokens"] == 900
     assert json.loads((out / "final" / "webrl_model.json").read_text())["lora"]["top_layers"] == 1

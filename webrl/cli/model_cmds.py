@@ -107,7 +107,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
     fields = {"minutes": args.minutes, "max_steps": args.max_steps, "epochs": args.epochs, "lr": args.lr,
               "limit": args.limit, "sites": args.sites, "split": args.split, "clock": args.clock,
               "seed": args.seed, "per_family": args.per_family, "frozen_cache_gb": args.frozen_cache_gb,
-              "detach_context": args.detach_context}  # fmt: skip
+              "detach_context": args.detach_context, "focal_gamma": args.focal_gamma}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
     prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
@@ -217,6 +217,9 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--detach-context", action=argparse.BooleanOptionalAction, default=None,
                    help="backpropagate through the response tokens only, the context run without autograd "
                         "(same loss, cheaper steps; needs --top-layers > 0)")
+    s.add_argument("--focal-gamma", type=float, default=None,
+                   help="weight each response token's loss by (1 - p)^gamma, moving the gradient to the tokens "
+                        "that decide the action (default 0: plain mean NLL)")
     s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")
     s.add_argument("--max-rounds", type=int, default=None, help="past rounds kept in the prompt (cpu 6; 0 = all)")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

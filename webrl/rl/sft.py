@@ -18,6 +18,7 @@ Stages (each resumable from the run folder):
 
 Metrics (`metrics.jsonl`, one line per `log_every` steps):
   losses/sft       mean cross-entropy per completion token over the logged steps
+  losses/sft_focal the focal loss trained on, when `focal_gamma` > 0
   charts/lr        learning rate
   charts/tokens_s  training tokens (prompt + completion, padding excluded) per second
   charts/padding   real tokens / padded tokens of the logged batches
@@ -80,7 +81,16 @@ class TrainConfig:
                   "context_detached). SFT only: not used by the RL actor update"},
     )
 
+    focal_gamma: float = field(
+        default=0.0,
+        metadata={"help": "focal weighting of the completion tokens' NLL, (1 - p)^gamma (0 = plain mean NLL): "
+                  "moves the gradient from the copied tokens the model already predicts to the few that "
+                  "decide the action (rl/sft.py token_loss)"},
+    )
+
     def __post_init__(self):
+        if self.focal_gamma < 0:
+            raise ValueError(f"{type(self).__name__}.focal_gamma must be >= 0 (0 = off), got {self.focal_gamma}")
         if self.lr <= 0:
             raise ValueError(f"{type(self).__name__}.lr must be > 0, got {self.lr}")
         if self.epochs <= 0 and self.max_steps <= 0:
@@ -237,6 +247,19 @@ def sft_loss(model, input_ids, attention_mask, labels, full_forward: bool = Fals
     return -logp.mean(), logp.numel()
 
 
+def token_loss(logp: torch.Tensor, gamma: float = 0.0) -> torch.Tensor:
+    """The training loss over the completion tokens' log-probs `logp` (N,): the mean NLL, or with
+    gamma > 0 the focal loss mean_t[-(1 - p_t)^gamma * log p_t] (Lin et al. 2017), the weight
+    detached so it only rescales each token's gradient. A response is ~23 tokens, nearly all
+    copied (the element's label and id, the action's syntax), and the mean NLL sits on the one or
+    two that decide the action (docs/results.md, "Why SFT plateaus"); the weight moves the
+    gradient there as the copies are learned."""
+    if gamma == 0:
+        return -logp.mean()
+    weight = (1 - logp.detach().exp()).clamp_min(0) ** gamma
+    return -(weight * logp).mean()
+
+
 def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress: bool = True) -> dict:
     """Run (or resume) SFT into `out`; returns the final metrics line."""
     out = Path(out)
@@ -276,7 +299,7 @@ def claim_run_config(path: Path, cfg, flag: str) -> None:
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
         extra_files: dict[str, dict], progress: bool = True, loss_fn=None, on_checkpoint=None) -> dict:
     """The training loop shared by SFT, the ORM and the critic: loss = mean NLL of the tokens
-    after each example's prompt, length-bucketed batches, AdamW, warmup + cosine (over steps or
+    after each example's prompt (focal-weighted with `cfg.focal_gamma`; `token_loss`), length-bucketed batches, AdamW, warmup + cosine (over steps or
     `cfg.minutes`), `accelerate`, checkpoints every `cfg.save_minutes` with the optimizer state
     (resumed from the latest `ckpt-*`), `final/` at the end, `metrics.jsonl` with `losses/<name>`.
 
@@ -338,12 +361,17 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         for g in opt.param_groups:
             g["lr"] = lr
         with accelerator.autocast():
-            if prefix is not None:
-                loss, info = -prefix.selected_logprobs(batch_ids, input_ids, mask, labels).mean(), {}
-            elif loss_fn is None:
-                loss, info = sft_loss(model, input_ids, mask, labels, full_forward=full)[0], {}
+            if loss_fn is None:
+                if prefix is not None:
+                    logp = prefix.selected_logprobs(batch_ids, input_ids, mask, labels)
+                else:
+                    logp = selected_logprobs(model, input_ids, mask, labels, full)
+                loss = token_loss(logp, cfg.focal_gamma)
+                info = {f"losses/{name}_focal": loss.item()} if cfg.focal_gamma else {}
+                nll = -logp.detach().mean()
             else:
                 loss, info = loss_fn(model, [examples[i] for i in batch_ids], input_ids, mask, labels, full)
+                nll = loss.detach()
         accelerator.backward(loss)
         if cfg.grad_clip:
             accelerator.clip_grad_norm_(params, cfg.grad_clip)
@@ -353,7 +381,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         step += 1
         wall += dt
         elapsed += budget_s
-        window["loss"] += loss.item()
+        window["loss"] += nll.item()
         window["n"] += 1
         window["tokens"] += int(mask.sum())
         window["padded"] += mask.numel()
@@ -362,7 +390,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
             window.setdefault(k, 0.0)
             window[k] += v
         bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
+        bar.set_postfix(loss=f"{nll.item():.3f}", tok_s=f"{int(mask.sum()) / dt:.0f}")
         if step % cfg.log_every == 0 or step == total:
             line = {"step": step, "epoch": round(step / per_epoch, 3), "elapsed_s": round(elapsed, 1),
                     "wall_s": round(wall, 1), f"losses/{name}": round(window["loss"] / window["n"], 4),
