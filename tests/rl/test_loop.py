@@ -75,6 +75,24 @@ def test_two_phases_killed_and_resumed(killed_run):
     assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 
 
+def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, tmp_path):
+    import shutil
+
+    run, sft, _ = killed_run
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    stages = json.loads((copy / "phase-002" / "stages.json").read_text())
+    del stages["eval"]  # as if killed during phase 2's eval
+    (copy / "phase-002" / "stages.json").write_text(json.dumps(stages))
+    lines = (copy / "metrics.jsonl").read_text().splitlines()
+    (copy / "metrics.jsonl").write_text(lines[0] + "\n")
+    resumed = _train(copy, sft, None)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    first = next(x for x in resumed.stdout.splitlines() if x.startswith("== phase 2/2"))
+    assert "min left" in first  # phase 1 ran in an earlier process; its minutes still count
+    assert [json.loads(x)["phase"] for x in (copy / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+
+
 def test_config_validation_and_cli_errors(tmp_path, capsys):
     with pytest.raises(ValueError, match="--orm"):
         LoopConfig(init="x")

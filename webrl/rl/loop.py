@@ -137,11 +137,13 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
 
     print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
     evaluate_start(cfg, run, progress)
+    done = _read_jsonl(run / "metrics.jsonl")
     for phase in range(1, cfg.phases + 1):
         t_phase = time.perf_counter()
         pdir = run / f"phase-{phase:03d}"
         stages = Stages(pdir)
-        if "eval" in stages:
+        if "eval" in stages:  # finished before a resume: its minutes still inform the estimate
+            banner.phase_seconds += [60 * m["minutes"] for m in done if m.get("phase") == phase and "minutes" in m]
             continue
         actor_path = cfg.init if phase == 1 else str(run / f"phase-{phase - 1:03d}" / "actor" / "final")
         model, tok, mcfg = _load_actor(actor_path)
