@@ -299,9 +299,10 @@ def claim_run_config(path: Path, cfg, flag: str) -> None:
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
         extra_files: dict[str, dict], progress: bool = True, loss_fn=None, on_checkpoint=None) -> dict:
     """The training loop shared by SFT, the ORM and the critic: loss = mean NLL of the tokens
-    after each example's prompt (focal-weighted with `cfg.focal_gamma`; `token_loss`), length-bucketed batches, AdamW, warmup + cosine (over steps or
-    `cfg.minutes`), `accelerate`, checkpoints every `cfg.save_minutes` with the optimizer state
-    (resumed from the latest `ckpt-*`), `final/` at the end, `metrics.jsonl` with `losses/<name>`.
+    after each example's prompt (focal-weighted with `cfg.focal_gamma`: `token_loss`),
+    length-bucketed batches, AdamW, warmup + cosine (over steps or `cfg.minutes`), `accelerate`,
+    checkpoints every `cfg.save_minutes` with the optimizer state (resumed from the latest
+    `ckpt-*`), `final/` at the end, `metrics.jsonl` with `losses/<name>`.
 
     `cfg` is any config with SFTConfig's training fields (lr ... seed); `extra_files` are JSON
     files written into every checkpoint (the settings a checkpoint needs to be used alone).
