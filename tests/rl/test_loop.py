@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from webrl.cli.main import main  # noqa: E402
-from webrl.rl.loop import LoopConfig, reuse_episodes, stratified  # noqa: E402
+from webrl.rl.loop import Banner, LoopConfig, reuse_episodes, stratified  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 
@@ -91,6 +91,18 @@ def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, t
     first = next(x for x in resumed.stdout.splitlines() if x.startswith("== phase 2/2"))
     assert "min left" in first  # phase 1 ran in an earlier process; its minutes still count
     assert [json.loads(x)["phase"] for x in (copy / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+
+
+def test_banner_time_left_counts_down_within_a_phase(capsys):
+    import time
+
+    banner = Banner(phases=3)
+    banner(1, "tasks")
+    assert "min left" not in capsys.readouterr().out  # nothing finished yet: no estimate
+    banner.phase_seconds = [600.0]  # phase 1 took 10 min
+    banner.phase_start = time.perf_counter() - 120  # phase 2 has run 2 of its expected 10 min
+    banner(2, "actor")
+    assert "~18 min left" in capsys.readouterr().out  # 2 phases x 10 min - 2 min
 
 
 def test_config_validation_and_cli_errors(tmp_path, capsys):

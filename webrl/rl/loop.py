@@ -104,19 +104,23 @@ def stratified(tasks: list, n: int, seed: int) -> list:
 
 
 class Banner:
-    """Stage banners with elapsed time and a remaining-time estimate from finished phases."""
+    """Stage banners with elapsed time and a remaining-time estimate from finished phases: their
+    mean minutes times the phases not yet finished, less the time the current one has run."""
 
     def __init__(self, phases: int):
         self.t0 = time.perf_counter()
         self.phases = phases
         self.phase_seconds: list[float] = []
+        self.phase_start = self.t0  # set by the loop when a phase starts
 
     def __call__(self, phase: int, stage: str, what: str = "") -> None:
-        el = (time.perf_counter() - self.t0) / 60
+        now = time.perf_counter()
+        el = (now - self.t0) / 60
         left = ""
         if self.phase_seconds:
-            per = sum(self.phase_seconds) / len(self.phase_seconds) / 60
-            left = f", ~{per * (self.phases - phase + 1):.0f} min left"
+            per = sum(self.phase_seconds) / len(self.phase_seconds)
+            rest = max(0.0, per * (self.phases - phase + 1) - (now - self.phase_start)) / 60
+            left = f", ~{rest:.0f} min left"
         print(f"== phase {phase}/{self.phases} · {stage} {what}(elapsed {el:.1f} min{left})", flush=True)
 
 
@@ -145,6 +149,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         if "eval" in stages:  # finished before a resume: its minutes still inform the estimate
             banner.phase_seconds += [60 * m["minutes"] for m in done if m.get("phase") == phase and "minutes" in m]
             continue
+        banner.phase_start = t_phase
         actor_path = cfg.init if phase == 1 else str(run / f"phase-{phase - 1:03d}" / "actor" / "final")
         model, tok, mcfg = _load_actor(actor_path)
 
