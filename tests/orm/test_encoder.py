@@ -61,6 +61,13 @@ def test_evidence_hand_checked():
     assert evidence(ask, ['exit(message="Done")'], page)[0] == "Answer: none"
     assert evidence(ask, ['do(action="Click", element="12")'], page)[0] == "Answer: the agent did not stop"
     assert evidence("Open the cart", [], page) == ["Answer: the agent did not stop", "Task names on final page: 0 of 0"]
+    # an answer that only repeats the task's own names says so (unless `echo` is off)
+    echo = "Answer on final page: 1 of 1; the answer repeats the task's words"
+    assert evidence(ask, ['exit(message="#000177")'], page)[0] == echo
+    assert evidence(ask, ['exit(message="Blue Mug")'], page)[0] == echo
+    assert evidence(ask, ['exit(message="Blue Mug")'], page, echo=False)[0] == "Answer on final page: 1 of 1"
+    assert evidence(ask, ['exit(message="Mug")'], page)[0] == echo  # a part of a name
+    assert "repeats" not in evidence(ask, ['exit(message="Blue Mug, shipped")'], page)[0]
 
 
 def test_pair_truncation_keeps_task_and_answer(tok):
@@ -127,9 +134,9 @@ def test_frozen_bottom_is_the_same_forward_and_trains_only_the_top(tmp_path):
     ids, mask, types = pad_pairs(pairs, tok.pad_token_id)
     with torch.no_grad():
         full = model(ids, mask, types)
-        split = model.top(model.bottom(ids, mask, types, 2), mask, 2)
+        split = model.top(model.bottom(ids, mask, types, 2), mask, 2, types)
         cache = BottomCache(model, 2, max_bytes=1e9)
-        cached = [model.top(cache.hidden([0, 1, 2, 3, 4], ids, mask, types), mask, 2) for _ in range(2)]
+        cached = [model.top(cache.hidden([0, 1, 2, 3, 4], ids, mask, types), mask, 2, types) for _ in range(2)]
     assert split == pytest.approx(full, abs=1e-5) and cached[1] == pytest.approx(full, abs=1e-5)
     assert len(cache.states) == 5 and cache.states[1].shape[0] == 10
     with pytest.raises(ValueError, match="freeze_layers"):
@@ -190,3 +197,26 @@ def test_answer_context_shows_the_page_lines_that_hold_the_answer():
     assert answer_context(['do(action="Click", element="7")'], page) == "Answer context: -"
     cfg = replace(TINY, max_tokens=128, history_tokens=100, context=True)
     assert "Answer context: In stock: 40" in history_text("How many in stock?", ['exit(message="40")'], page, cfg.context)
+
+
+def test_task_pooling_averages_segment_a_only():
+    model, _ = build_classifier(TINY)
+    mask = torch.tensor([[1, 1, 1, 1, 0]])
+    types = torch.tensor([[0, 0, 1, 1, 0]])  # [CLS] A | B [SEP] | padding
+    assert model.pool == "task" and model.pool_mask(mask, types).tolist() == [[1, 1, 0, 0, 0]]
+    model.pool = "pair"
+    assert model.pool_mask(mask, types).tolist() == [[1, 1, 1, 1, 0]]
+    with pytest.raises(ValueError, match="pool"):
+        replace(TINY, pool="cls")
+
+
+def test_checkpoints_from_before_echo_and_pool_load_as_trained(tmp_path):
+    from webrl.orm.encoder import ENCODER_FILE, load_classifier, save_classifier
+
+    model, tok = build_classifier(TINY)
+    save_classifier(model, tok, TINY, tmp_path)
+    saved = json.loads((tmp_path / ENCODER_FILE).read_text())
+    assert saved["pool"] == "task" and saved["echo"] is True
+    (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in ("pool", "echo")}))
+    old, _, cfg = load_classifier(tmp_path)
+    assert (cfg.pool, cfg.echo, old.pool) == ("pair", False, "pair")

@@ -15,8 +15,10 @@ from webrl.cli.main import main  # noqa: E402
 from webrl.env.web_env import WebEnv  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.orm.data import (  # noqa: E402
+    ANSWER_FROM_PAGE,
     RANDOM_CLICK,
     REPEAT,
+    answer_from_page,
     balance,
     dedupe,
     misread_answer,
@@ -24,6 +26,7 @@ from webrl.orm.data import (  # noqa: E402
     scripted_trajectories,
     wrong_answer,
 )
+from webrl.orm.evidence import final_answer, on_page  # noqa: E402
 from webrl.orm.metrics import classification, reliability, report  # noqa: E402
 from webrl.orm.model import (  # noqa: E402
     ORM_PROMPT_FILE,
@@ -115,16 +118,35 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert shifted != "$12.50" and len(shifted) == len("$12.50") and shifted.startswith("$")
     acts = ['do(action="Search", argument="mug", element="2")', 'do(action="Click", element="9")', 'exit(message="$1")']
     p = perturbations(acts, ["Home"], seed=1)
-    assert p["early"] == [acts[0], acts[2]]
-    assert p["detour"][0] == acts[0] and p["detour"][2] == acts[2] and p["detour"][1] != acts[1]
+    # the answer is read: stopping early or after a detour answers from the page it ends on
+    assert p["early"] == [acts[0], ANSWER_FROM_PAGE]
+    assert p["detour"] == [acts[0], RANDOM_CLICK, ANSWER_FROM_PAGE]
     assert p["answer"][:2] == acts[:2] and p["answer"][2] != acts[2]
-    assert "answer" not in perturbations(acts, [], seed=1, answer_checked=False)
+    unread = perturbations(acts, [], seed=1, answer_checked=False)
+    assert "answer" not in unread and "echo" not in unread
+    assert unread["early"] == [acts[0], acts[2]] and unread["detour"] == [acts[0], RANDOM_CLICK, acts[2]]
+    assert "echo" not in p  # no intent given: no name to echo
+    e = perturbations(acts, [], seed=1, intent='What does the "Blue Mug" cost?')["echo"]
+    assert e == acts[:2] + ['exit(message="Blue Mug")']
+    na = acts[:2] + ['exit(message="N/A")']  # "N/A" is right or wrong whatever the page shows
+    assert perturbations(na, [], seed=1)["early"] == [acts[0], na[2]]
+    assert "echo" not in perturbations(acts[:2] + ['exit(message="Blue Mug")'], [], 1, intent='Which is "Blue Mug"?')
     k = p["loop"].index(RANDOM_CLICK)
     assert k <= 1 and p["loop"][:k] == acts[:k] and p["loop"][k + 1 :] == [REPEAT] * 8
     assert "misread" not in p  # no final page given: nothing to misread
     page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40 · 4.5 stars\n[Red Mug](9) $7"
     p = perturbations(acts, ["Home"], seed=1, final_page=page)
     assert p["misread"] == acts[:2] + ['exit(message="$7")']  # the only other price below the heading
+
+
+def test_answer_from_page_says_what_the_page_shows():
+    import random
+
+    page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40\n[Red Mug](9) $7"
+    rng = random.Random(0)
+    assert answer_from_page("$1", page, rng) == "$1"  # shown: the agent reads it
+    assert answer_from_page("$3", page, rng) in ("$1", "$7")  # not shown: another price of the page
+    assert answer_from_page("HK-HEA-0042", page, rng) == "N/A"  # nothing of its kind
 
 
 def test_misread_answer_takes_a_value_of_the_same_kind_from_the_page_content():
@@ -155,7 +177,12 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
         by.setdefault(t["behaviour"], []).append(t)
     assert all(t["label"] for t in by["oracle"]) and not any(t["label"] for t in by["wrong"])
     assert not any(t["label"] for t in by["answer"])  # an answer the evaluator reads, changed
-    assert {"early", "detour"} <= set(by)
+    assert {"early", "detour", "echo"} <= set(by)
+    assert not any(t["label"] for t in by["echo"])
+    for t in trajs:  # every success that ends in a text answer shows that answer on its final page
+        msg = final_answer(t["responses"])
+        if t["label"] and msg and msg.strip().upper() != "N/A" and t["behaviour"] != "oracle":
+            assert on_page(msg, t["final_obs"]), (t["behaviour"], msg)
     t = by["oracle"][0]
     assert t["label_source"] == "evaluator" and t["final_obs"].startswith("URL: ")
     assert any(r.startswith("# Element: [") for r in t["responses"])  # written like the actor's responses

@@ -72,7 +72,7 @@ def add_commands(sub) -> None:
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
     t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
-    t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: 1.0)")
+    t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: cpu 0.5, gpu 1.0)")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
     t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")

@@ -6,7 +6,8 @@ ground-truth evaluator; label_source = "evaluator"):
   oracle   the family's scripted solution
   wrong    the family's plausible-wrong ending (wrong item, wrong field, ...)
   early    the oracle's actions without its second-to-last one (stops a step early),
-           then its final action
+           then its final action; on a task answered by text, the answer is the one
+           the page the agent stopped on gives (see `ANSWER_FROM_PAGE`)
   answer   the oracle's actions with the final answer text changed (a number shifted,
            an answer replaced by "N/A", an "N/A" replaced by text from the page); only for
            tasks whose evaluator reads the answer (string_match)
@@ -15,11 +16,23 @@ ground-truth evaluator; label_source = "evaluator"):
            text): the mistake a policy makes on the right page, whose answer, unlike
            `answer`'s, is on the page
   detour   right page, wrong action: the oracle's second-to-last action replaced by a
-           click on a random element of that page, then the final action
+           click on a random element of that page, then the final action (an answer, as
+           for `early`, read off the page it ends on)
+  echo     the oracle's actions with the final answer replaced by a name the task itself
+           quotes (the product, the order number, ...): the answer the SFT actor gives
+           most when it copies the question instead of reading the page
   loop     the oracle's first k actions (k random, before its last two), then one random
            click repeated until the env truncates the episode (no exit): the stuck,
            repeating failure that small policies produce most
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
+
+Why `early` and `detour` answer from the page: replaying the oracle's answer after
+skipping the step that shows it gives an agent that knows what it never saw, labelled
+a success that no judge of the final page could confirm (runs/demo-fc2's ORM data: 134
+`detour` and 84 `early` successes answered text their final page does not show). The
+ORM learnt from them that an unsupported answer is fine, and accepted 87 % of the
+`answer` mistakes and 25 % of the SFT actor's failed episodes, whose typical mistake
+is exactly such an answer.
 
 A trajectory record: task_id, site, family, intent, behaviour, responses (the
 responses as the actor writes them: `# Element: ...` comments included), final_obs
@@ -42,18 +55,31 @@ from webrl.agent.policies import OracleAgent
 from webrl.agent.prompt import PromptConfig, annotate
 from webrl.env.actions import Action, format_action, parse_action
 from webrl.env.web_env import WebEnv
+from webrl.orm.evidence import contains, on_page, task_names, words
 from webrl.tasks.schema import Task
 
-SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop")
+SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo")
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
+ANSWER_FROM_PAGE = "<answer from the page>"
+
+
+def answer_from_page(answer: str, obs: str, rng: random.Random) -> str:
+    """What an agent that answers from the page it is on says, when the right answer is
+    `answer`: that answer if the page shows it, else another value of its kind from the page
+    (`misread_answer`), else "N/A"."""
+    if on_page(answer, obs):
+        return answer
+    return misread_answer(answer, obs, rng) or "N/A"
 
 
 class ReplayAgent:
-    """Plays a fixed list of actions; `RANDOM_CLICK` clicks a random visible element (seeded)."""
+    """Plays a fixed list of actions; `RANDOM_CLICK` clicks a random visible element (seeded),
+    `ANSWER_FROM_PAGE` exits with `answer_from_page(answer, <the current page>)`."""
 
-    def __init__(self, actions: list[str], seed: int):
+    def __init__(self, actions: list[str], seed: int, answer: str = ""):
         self.actions = actions
+        self.answer = answer
         self.rng = random.Random(seed)
         self.reset(None)
 
@@ -62,16 +88,18 @@ class ReplayAgent:
         self.last = format_action(Action("Scroll Down"))  # what REPEAT repeats before any action
 
     def act(self, obs: str, info: dict) -> str:
-        self.last = self._next(info)
+        self.last = self._next(obs, info)
         return self.last
 
-    def _next(self, info: dict) -> str:
+    def _next(self, obs: str, info: dict) -> str:
         if self.i >= len(self.actions):
             return format_action(Action("exit", argument=""))
         a = self.actions[self.i]
         self.i += 1
         if a == REPEAT:
             return self.last
+        if a == ANSWER_FROM_PAGE:
+            return format_action(Action("exit", argument=answer_from_page(self.answer, obs, self.rng)))
         if a != RANDOM_CLICK:
             return a
         els = [e for e in info.get("elements", []) if e.get("visible")] or info.get("elements", [])
@@ -128,18 +156,24 @@ def misread_answer(message: str, final_page: str, rng: random.Random) -> str | N
 
 
 def perturbations(
-    oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True, final_page: str = ""
+    oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True, final_page: str = "",
+    intent: str = "",
 ) -> dict[str, list[str]]:
     """The scripted mistakes built from the oracle's action list (see module docstring);
-    `answer` and `misread` only when the task's evaluator reads the answer (`answer_checked`);
-    `misread` takes its value from `final_page` (the oracle's final observation)."""
+    `answer`, `misread` and `echo` only when the task's evaluator reads the answer
+    (`answer_checked`); `misread` takes its value from `final_page` (the oracle's final
+    observation), `echo` from `intent`. `early` and `detour` end in `ANSWER_FROM_PAGE` when
+    the oracle answers with text (not "N/A") that the evaluator reads."""
     rng = random.Random(seed)
     out: dict[str, list[str]] = {}
     n = len(oracle_actions)
     last = parse_action(oracle_actions[-1]).action if n else None
+    message = (last.argument or "").strip() if last is not None and last.kind == "exit" else ""
+    reads = answer_checked and message and message.upper() != "N/A"
     if n >= 2:
-        out["early"] = oracle_actions[: n - 2] + [oracle_actions[-1]]
-        out["detour"] = oracle_actions[: n - 2] + [RANDOM_CLICK, oracle_actions[-1]]
+        end = ANSWER_FROM_PAGE if reads else oracle_actions[-1]
+        out["early"] = oracle_actions[: n - 2] + [end]
+        out["detour"] = oracle_actions[: n - 2] + [RANDOM_CLICK, end]
         k = random.Random(seed + 1).randint(0, n - 2)  # its own stream: the other behaviours stay as they were
         out["loop"] = oracle_actions[:k] + [RANDOM_CLICK] + [REPEAT] * 8
     if answer_checked and last is not None and last.kind == "exit":
@@ -149,6 +183,11 @@ def perturbations(
         msg = misread_answer(last.argument or "", final_page, random.Random(seed + 2))  # own stream, as `loop`
         if msg is not None:
             out["misread"] = oracle_actions[:-1] + [format_action(Action("exit", argument=msg))]
+    if reads:
+        names = [m for m in task_names(intent) if not contains(words(m), message) and not contains(words(message), m)]
+        if names:
+            echo = random.Random(seed + 3).choice(names)  # own stream, as `loop`
+            out["echo"] = oracle_actions[:-1] + [format_action(Action("exit", argument=echo))]
     return out
 
 
@@ -205,10 +244,12 @@ def scripted_trajectories(
             out.append(_public(run_scripted(env, task, OracleAgent(wrong=True), prompt, "wrong")))
         checked = "string_match" in task.eval.get("eval_types", [])
         mistakes = perturbations(oracle["_actions"], oracle["_texts"], _seed(seed, task.task_id), checked,
-                                 final_page=oracle["final_obs"])
+                                 final_page=oracle["final_obs"], intent=task.intent)
+        final = parse_action(oracle["_actions"][-1]).action if oracle["_actions"] else None
+        answer = (final.argument or "") if final is not None and final.kind == "exit" else ""
         for name, actions in mistakes.items():
             if name in behaviours:
-                agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name))
+                agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name), answer=answer)
                 out.append(_public(run_scripted(env, task, agent, prompt, name)))
         if "oracle" in behaviours:
             out.append(_public(oracle))

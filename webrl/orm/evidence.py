@@ -1,0 +1,105 @@
+"""String checks between a task, an agent's final answer and the final page.
+
+Pure functions over the trajectory's own text, shared by the encoder ORM (its
+evidence lines, orm/encoder.py) and the ORM data builder (an agent that answers
+from the page it is on, orm/data.py). Pages are compared in the compact view
+(agent/view.py) without its element ids: whole words, case-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webrl.agent.view import compact_page
+from webrl.env.actions import parse_action
+
+_ELEMENT_ID = re.compile(r"\]\(\d+\)")  # "[label](12)": the compact view's ids are not page text
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+_NUMBERED = re.compile(r"#\w+")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'&.-]*(?:\s+(?:of\s+|the\s+|&\s+)?[A-Z0-9][\w'&.-]*)+")
+NO_ANSWER = ("", "done", "ok")
+
+
+def words(text: str) -> list[str]:
+    return [w.rstrip(".") for w in re.sub(r"[^\w$.#%/@-]+", " ", text.lower()).split() if w.rstrip(".")]
+
+
+def contains(haystack: list[str], needle: str) -> bool:
+    """Whether `needle`'s words occur in `haystack` (a `words` list) as a run."""
+    n = words(needle)
+    return bool(n) and any(haystack[i : i + len(n)] == n for i in range(len(haystack) - len(n) + 1))
+
+
+def page_words(obs: str) -> list[str]:
+    return words(_ELEMENT_ID.sub("]", compact_page(obs)))
+
+
+def final_answer(responses: list[str]) -> str | None:
+    """The exit message of the last response ("" for none), or None when the agent did not stop."""
+    last = parse_action(responses[-1]).action if responses else None
+    return (last.argument or "") if last is not None and last.kind == "exit" else None
+
+
+def answer_parts(message: str) -> list[str]:
+    """An answer split into its parts on `,` `;` newlines and ` and `."""
+    return [p.strip() for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message.strip()]
+
+
+def on_page(message: str, obs: str) -> bool:
+    """Whether every part of the answer `message` is shown on the page `obs`."""
+    page = page_words(obs)
+    return all(contains(page, p) for p in answer_parts(message))
+
+
+def task_names(intent: str) -> list[str]:
+    """The names a task quotes: quoted text, #numbers, then capitalised phrases."""
+    names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
+    return names + [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
+
+
+def echoes_task(message: str, intent: str) -> bool:
+    """Whether the answer is one of the task's own names (or a text inside one): the answer
+    a small policy gives when it copies the question instead of reading the page."""
+    m = words(message)
+    return bool(m) and any(contains(words(n), message) for n in task_names(intent))
+
+
+def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
+    """Where the final answer sits on the final page: up to `lines` page lines that contain its
+    first part (whole words), each cut to `width` characters around it. A wrong value copied from
+    the right page ("4" from "4.0 stars" for a stock count) shows up here as a mismatch with the
+    question that the bare "on the page" check cannot see."""
+    answer = final_answer(responses)
+    if answer is None or answer.strip().lower() in (*NO_ANSWER, "n/a"):
+        return "Answer context: -"
+    part = answer_parts(answer)[0]
+    want, found = words(part), []
+    for line in _ELEMENT_ID.sub("]", compact_page(final_obs)).splitlines():
+        if want and contains(words(line), part):
+            at = max(0, line.lower().find(part.lower()) - width // 2)
+            found.append(line[at : at + width].strip())
+            if len(found) == lines:
+                break
+    return "Answer context: " + (" | ".join(found) if found else "not on the page")
+
+
+def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = True) -> list[str]:
+    """The encoder ORM's evidence lines: whether the final answer's parts are on the final page
+    (and, with `echo`, whether the answer only repeats a name from the task), and how many of
+    the task's names the final page shows."""
+    page = page_words(final_obs)
+    message = final_answer(responses)
+    if message is None:
+        answer = "Answer: the agent did not stop"
+    elif message.strip().lower() in NO_ANSWER:
+        answer = "Answer: none"
+    elif message.strip().upper() == "N/A":
+        answer = "Answer: N/A"
+    else:
+        parts = answer_parts(message)
+        answer = f"Answer on final page: {sum(contains(page, p) for p in parts)} of {len(parts)}"
+        if echo and echoes_task(message, intent):
+            answer += "; the answer repeats the task's words"
+    names = task_names(intent)
+    shown = f"Task names on final page: {sum(contains(page, n) for n in names)} of {len(names)}"
+    return [answer, shown]
