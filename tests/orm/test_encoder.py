@@ -168,7 +168,11 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids
     run = tmp_path / "enc"
     assert main(["orm", "train", "--kind", "encoder", "--preset", "cpu-tiny", "--data", str(data), "--out", str(run),
-                 "--no-progress"]) == 0  # fmt: skip
+                 "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--no-progress"]) == 0  # fmt: skip
+    saved = json.loads((run / "final" / "encoder_orm.json").read_text())
+    assert (saved["pool"], saved["max_tokens"], saved["history_tokens"]) == ("pair", 96, 40)
+    assert main(["orm", "train", "--kind", "lm", "--pool", "task", "--data", str(data), "--out", str(tmp_path / "x")]) == 2
+    assert "--pool" in capsys.readouterr().err
     assert main(["orm", "train", "--kind", "encoder", "--layout", "near", "--data", str(data), "--out", str(run)]) == 2
     assert "--layout" in capsys.readouterr().err
     assert main(["orm", "eval", "--data", str(data), "--orm", str(run / "final"), "--out", str(tmp_path / "ev"),

@@ -109,14 +109,18 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
             print("error: --layout is for the LM judge (--kind lm); the encoder has one input layout", file=sys.stderr)
             return 2
         enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16,
-                                 "pool": args.pool}.items() if v is not None}  # fmt: skip
+                                 "pool": args.pool, "max_tokens": args.max_tokens,
+                                 "history_tokens": args.history_tokens}.items() if v is not None}  # fmt: skip
+        if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
+            enc["max_seq_tokens"] = args.max_tokens
         cfg = replace(ENCODER_PRESETS[args.preset], **fields, **enc)
         line = train_encoder_orm(cfg, args.out, progress=not args.no_progress)
         print(json.dumps(line))
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
-    if args.freeze_layers is not None or args.bf16 is not None or args.pool is not None:
-        print("error: --freeze-layers, --bf16 and --pool are for the encoder ORM (--kind encoder)", file=sys.stderr)
+    if any(v is not None for v in (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens)):
+        print("error: --freeze-layers, --bf16, --pool, --max-tokens and --history-tokens are for the encoder ORM "
+              "(--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -229,6 +233,9 @@ def add_commands(sub) -> None:
                    help="encoder: bf16 autocast while training (preset: cpu on)")
     t.add_argument("--pool", default=None, choices=("task", "pair"),
                    help="encoder: mean-pool segment A (task, default) or the whole pair")
+    t.add_argument("--max-tokens", type=int, default=None, help="encoder: pair length in tokens (preset: 512)")
+    t.add_argument("--history-tokens", type=int, default=None,
+                   help="encoder: tokens for the task, evidence and actions (segment A; preset: 160)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)
