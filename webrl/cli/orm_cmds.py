@@ -233,9 +233,10 @@ def add_commands(sub) -> None:
                    help="encoder: bf16 autocast while training (preset: cpu on)")
     t.add_argument("--pool", default=None, choices=("task", "pair"),
                    help="encoder: mean-pool segment A (task, default) or the whole pair")
-    t.add_argument("--max-tokens", type=int, default=None, help="encoder: pair length in tokens (preset: 512)")
+    t.add_argument("--max-tokens", type=int, default=None,
+                   help="encoder: pair length in tokens (preset: cpu 256, gpu 512)")
     t.add_argument("--history-tokens", type=int, default=None,
-                   help="encoder: tokens for the task, evidence and actions (segment A; preset: 160)")
+                   help="encoder: tokens for the task, evidence and actions (segment A; preset: cpu 128, gpu 160)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

@@ -31,8 +31,7 @@ skipping the step that shows it gives an agent that knows what it never saw, lab
 a success that no judge of the final page could confirm (runs/demo-fc2's ORM data: 134
 `detour` and 84 `early` successes answered text their final page does not show). The
 ORM learnt from them that an unsupported answer is fine, and accepted 87 % of the
-`answer` mistakes and 25 % of the SFT actor's failed episodes, whose typical mistake
-is exactly such an answer.
+`answer` mistakes.
 
 A trajectory record: task_id, site, family, intent, behaviour, responses (the
 responses as the actor writes them: `# Element: ...` comments included), final_obs

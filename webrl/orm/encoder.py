@@ -32,9 +32,10 @@ the training forward/backward. Scoring always runs the whole encoder in fp32.
 
 Output: logits (failure, success) from a linear head on the mean-pooled last
 hidden states of segment A (`pool="task"`, the default; its tokens attend to the
-page, and the evidence lines are not averaged away among ~350 page tokens) or of
-the whole pair (`pool="pair"`, checkpoints from before the option); P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the
-LM judge. Loss: cross-entropy on the label.
+page, and the evidence lines are not averaged away among the page's tokens) or of
+the whole pair (`pool="pair"`, checkpoints from before the option);
+P(success) = softmax(...)[1], reward = 1 iff P > 0.5, as for the LM judge.
+Loss: cross-entropy on the label.
 
 Checkpoint folder: `model.safetensors` (encoder + head), the encoder's
 `config.json`, the tokenizer, `encoder_orm.json` (the EncoderORMConfig) and,
