@@ -125,8 +125,8 @@ class EncoderORMConfig(TrainConfig):
 ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
     "cpu-tiny": EncoderORMConfig(lr=1e-4, max_steps=3, log_every=1, warmup_steps=1, max_tokens=128,
                                  history_tokens=48, max_batch_tokens=512, max_seq_tokens=128),
-    # 256-token pairs: 1.7 epochs in the 10 CPU-min where 512 gave 0.7, and 72.6 % against 57.2 % accuracy on
-    # the same held-out trajectories (runs/orm-v3, docs/results.md); the page's head (URL, title) stays in
+    # 256-token pairs: 72.6 % accuracy on held-out trajectories where 512 gave 57.2-65.8 % (0.7-1.4 epochs in
+    # the same 10 CPU-min; runs/orm-v3, docs/results.md); the page's head (URL, title) stays in
     "cpu": EncoderORMConfig(lr=1e-4, epochs=3.0, minutes=10.0, warmup_steps=20, weight_decay=0.01, max_tokens=256,
                             history_tokens=128, max_batch_tokens=4096, max_seq_tokens=256, freeze_layers=2,
                             bf16=True),
