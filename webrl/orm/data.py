@@ -54,7 +54,7 @@ from webrl.agent.policies import OracleAgent
 from webrl.agent.prompt import PromptConfig, annotate
 from webrl.env.actions import Action, format_action, parse_action
 from webrl.env.web_env import WebEnv
-from webrl.orm.evidence import contains, on_page, task_names, words
+from webrl.orm.evidence import contains, final_answer, on_page, task_names, words
 from webrl.tasks.schema import Task
 
 SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo")
@@ -244,8 +244,7 @@ def scripted_trajectories(
         checked = "string_match" in task.eval.get("eval_types", [])
         mistakes = perturbations(oracle["_actions"], oracle["_texts"], _seed(seed, task.task_id), checked,
                                  final_page=oracle["final_obs"], intent=task.intent)
-        final = parse_action(oracle["_actions"][-1]).action if oracle["_actions"] else None
-        answer = (final.argument or "") if final is not None and final.kind == "exit" else ""
+        answer = final_answer(oracle["_actions"]) or ""
         for name, actions in mistakes.items():
             if name in behaviours:
                 agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name), answer=answer)

@@ -60,8 +60,7 @@ def task_names(intent: str) -> list[str]:
 def echoes_task(message: str, intent: str) -> bool:
     """Whether the answer is one of the task's own names (or a text inside one): the answer
     a small policy gives when it copies the question instead of reading the page."""
-    m = words(message)
-    return bool(m) and any(contains(words(n), message) for n in task_names(intent))
+    return any(contains(words(n), message) for n in task_names(intent))
 
 
 def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
