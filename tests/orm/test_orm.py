@@ -27,7 +27,7 @@ from webrl.orm.data import (  # noqa: E402
     wrong_answer,
 )
 from webrl.orm.evidence import final_answer, on_page  # noqa: E402
-from webrl.orm.metrics import classification, reliability, report  # noqa: E402
+from webrl.orm.metrics import auc, classification, reliability, report  # noqa: E402
 from webrl.orm.model import (  # noqa: E402
     ORM_PROMPT_FILE,
     JudgeORM,
@@ -207,6 +207,14 @@ def test_balance_drops_the_policy_rollouts_last():
     assert len({x["task_id"] for x in balance(many, 0)} & set(range(40, 44))) == 1  # more policy rows than needed
 
 
+def test_ending_kinds():
+    from webrl.orm.evidence import ending
+
+    assert ending(['exit(message="Done")']) == "none" and ending(["exit()"]) == "none"
+    assert ending(['exit(message="N/A")']) == "n/a" and ending(['exit(message="$3")']) == "text"
+    assert ending(["click('4')"]) == "no stop" and ending([]) == "no stop"
+
+
 def test_sorted_batches_hand_checked():
     # sorted: 1 (len 2), 3 (3), 0 (5), 2 (9); budget 10: [1, 3] pads to 6, adding 0 would pad to 15
     assert sorted_batches([5, 2, 9, 3], 10) == [[1, 3], [0], [2]]
@@ -222,6 +230,10 @@ def test_metrics_hand_computed():
     assert m["accuracy"] == pytest.approx(4 / 6, abs=1e-4)
     assert m["precision"] == pytest.approx(2 / 3, abs=1e-4) and m["recall"] == pytest.approx(2 / 3, abs=1e-4)
     assert m["f1"] == pytest.approx(2 / 3, abs=1e-4) and m["false_positive_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    # pairs (success, failure) ranked right: 0.9 beats all 3, 0.8 all 3, 0.3 beats 0.1 and 0.2 -> 8 of 9
+    assert m["auc"] == pytest.approx(8 / 9, abs=1e-4)
+    assert auc([0.5, 0.5, 0.2], [True, False, False]) == pytest.approx(0.75)  # a tie counts half
+    assert auc([0.1, 0.9], [False, False]) is None
     rows = reliability([0.05, 0.15, 0.95, 1.0], [False, True, True, True], bins=10)
     assert rows[0] == {"bin": "[0.0,0.1)", "n": 1, "mean_p": 0.05, "observed": 0.0}
     assert rows[-2]["n"] == 2 and rows[-2]["observed"] == 1.0
@@ -267,10 +279,16 @@ def test_cli_data_train_eval(tmp_path, capsys):
     train = tmp_path / "train.jsonl"
     assert main(["orm", "data", "--split", "train", "--sites", "forum", "--limit", "6", "--out", str(train),
                  "--no-progress"]) == 0  # fmt: skip
-    stats = json.loads(train.with_suffix(".stats.json").read_text())
-    assert stats["total"] == len(load_jsonl(train)) and stats["positive"] * 2 == stats["total"]
+    stats = json.loads(train.with_suffix(".stats.json").read_text())  # natural ratio: fewer successes
+    assert stats["total"] == len(load_jsonl(train)) and 0 < stats["positive"] * 2 < stats["total"]
+    assert stats["balanced"] is False
+    bal = tmp_path / "bal.jsonl"
+    assert main(["orm", "data", "--split", "train", "--sites", "forum", "--limit", "6", "--balance", "--out", str(bal),
+                 "--no-progress"]) == 0  # fmt: skip
+    stats = json.loads(bal.with_suffix(".stats.json").read_text())
+    assert stats["positive"] * 2 == stats["total"] == len(load_jsonl(bal))
     test = tmp_path / "test.jsonl"
-    assert main(["orm", "data", "--split", "test", "--sites", "forum", "--limit", "3", "--no-balance",
+    assert main(["orm", "data", "--split", "test", "--sites", "forum", "--limit", "3",
                  "--out", str(test), "--no-progress"]) == 0  # fmt: skip
     assert main(["orm", "train", "--data", str(test), "--out", str(tmp_path / "x"), "--preset", "cpu-tiny"]) == 2
     assert "test-split task" in capsys.readouterr().err
@@ -298,7 +316,7 @@ def test_demo_orm_test_data_takes_the_sft_eval_episodes(tmp_path):
                 {"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
                  "reward": 0.0, "steps": [], "backend_error": "browser died"}], eps)  # fmt: skip
     out = tmp_path / "test.jsonl"
-    _orm_data("test", out, tmp_path / "no-checkpoint", 0, False, False, extra=eps)
+    _orm_data("test", out, tmp_path / "no-checkpoint", 0, False, extra=eps)
     trajs = load_jsonl(out)
     policy = [t for t in trajs if t["behaviour"] == "policy_t0"]
     assert len(policy) == 1 and policy[0]["responses"] == ['exit(message="no idea")'] and not policy[0]["label"]

@@ -72,9 +72,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data = run / "orm" / "train.jsonl"
     test_data = run / "orm" / "test.jsonl"
     if not data.exists():
-        _orm_data("train", data, sft / "final", args.orm_policy_tasks, True, progress)
+        _orm_data("train", data, sft / "final", args.orm_policy_tasks, progress)
     if not test_data.exists():  # scripted behaviours + the SFT actor's greedy episodes from sft-eval
-        _orm_data("test", test_data, sft / "final", 0, False, progress,
+        _orm_data("test", test_data, sft / "final", 0, progress,
                   extra=run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
 
     show("orm")
@@ -105,15 +105,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool, progress: bool,
+def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool,
               extra: Path | None = None) -> None:
     """Scripted behaviours on the split's tasks + the SFT policy (T=0 and T=1) on a sample of them
-    + the greedy episodes in `extra` (an eval's episodes.jsonl) as `policy_t0`."""
+    + the greedy episodes in `extra` (an eval's episodes.jsonl) as `policy_t0`, at their natural
+    success ratio (a per-site balance trained a worse ORM: docs/results.md, session 2026-12-02 (2))."""
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import EnvConfig, WebEnv
     from webrl.eval.llm import run_eval_llm
-    from webrl.orm.data import balance, dedupe, from_episodes, scripted_trajectories, stats
+    from webrl.orm.data import dedupe, from_episodes, scripted_trajectories, stats
     from webrl.rl.demos import load_jsonl, save_jsonl
     from webrl.rl.loop import stratified
     from webrl.tasks.splits import load_split
@@ -133,8 +134,6 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, balanced: bool
     if extra is not None:
         trajs += from_episodes(load_jsonl(extra), "policy_t0")
     trajs = dedupe(trajs)
-    if balanced:
-        trajs = balance(trajs, seed=0)
     save_jsonl(trajs, out)
     out.with_suffix(".stats.json").write_text(json.dumps(stats(trajs), indent=1) + "\n")
 

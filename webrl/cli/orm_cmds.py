@@ -177,7 +177,7 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     rep["scorer"] = args.orm or args.judge
     print(format_report(rep))
     print(json.dumps({"accuracy": rep["overall"]["accuracy"], "false_positive_rate": rep["overall"]["false_positive_rate"],
-                      **rep["throughput"]}))  # fmt: skip
+                      "auc": rep["overall"]["auc"], **rep["throughput"]}))  # fmt: skip
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -203,8 +203,9 @@ def add_commands(sub) -> None:
     d.add_argument("--max-steps", type=int, default=12, help="policy rollouts: steps before truncation")
     d.add_argument("--sites", default=None, help="comma-separated site filter")
     d.add_argument("--limit", type=int, default=None, help="only the first N tasks")
-    d.add_argument("--balance", action=argparse.BooleanOptionalAction, default=True,
-                   help="equal successes and failures per site (default on)")  # fmt: skip
+    d.add_argument("--balance", action=argparse.BooleanOptionalAction, default=False,
+                   help="downsample to equal successes and failures per site (default off: the natural "
+                        "ratio trained a better ORM, AUC 0.89 vs 0.82; docs/results.md)")  # fmt: skip
     d.add_argument("--seed", type=int, default=0, help="perturbation seed")
     d.add_argument("--envs", type=int, default=16, help="parallel envs for policy rollouts")
     add_policy_args(d)

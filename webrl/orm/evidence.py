@@ -40,6 +40,19 @@ def final_answer(responses: list[str]) -> str | None:
     return (last.argument or "") if last is not None and last.kind == "exit" else None
 
 
+ENDINGS = ("text", "none", "n/a", "no stop")
+
+
+def ending(responses: list[str]) -> str:
+    """How a trajectory ends: a text answer, an exit with no answer ("Done"), "N/A", or no stop."""
+    message = final_answer(responses)
+    if message is None:
+        return "no stop"
+    if message.strip().lower() in NO_ANSWER:
+        return "none"
+    return "n/a" if message.strip().upper() == "N/A" else "text"
+
+
 def answer_parts(message: str) -> list[str]:
     """An answer split into its parts on `,` `;` newlines and ` and `."""
     return [p.strip() for p in re.split(r"[,;\n]| and ", message) if p.strip()] or [message.strip()]
@@ -87,12 +100,12 @@ def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = Tru
     (and, with `echo`, whether the answer only repeats a name from the task), and how many of
     the task's names the final page shows."""
     page = page_words(final_obs)
-    message = final_answer(responses)
-    if message is None:
+    message, kind = final_answer(responses), ending(responses)
+    if kind == "no stop":
         answer = "Answer: the agent did not stop"
-    elif message.strip().lower() in NO_ANSWER:
+    elif kind == "none":
         answer = "Answer: none"
-    elif message.strip().upper() == "N/A":
+    elif kind == "n/a":
         answer = "Answer: N/A"
     else:
         parts = answer_parts(message)

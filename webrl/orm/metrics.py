@@ -21,15 +21,36 @@ def _div(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
 
+def auc(probs: list[float], labels: list[bool]) -> float | None:
+    """ROC AUC: the chance that a random success scores above a random failure (ties count half);
+    independent of the 0.5 threshold and of the class ratio. None without both classes."""
+    order = sorted(range(len(probs)), key=lambda i: probs[i])
+    ranks = [0.0] * len(probs)
+    i = 0
+    while i < len(order):  # average ranks (1-based) over runs of equal scores
+        j = i
+        while j + 1 < len(order) and probs[order[j + 1]] == probs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    n_pos = sum(bool(y) for y in labels)
+    n_neg = len(labels) - n_pos
+    if not n_pos or not n_neg:
+        return None
+    pos_ranks = sum(r for r, y in zip(ranks, labels, strict=True) if y)
+    return round((pos_ranks - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg), 4)
+
+
 def classification(probs: list[float], labels: list[bool]) -> dict:
-    """n, accuracy, precision, recall, f1, false_positive_rate (FP / actual failures), confusion."""
+    """n, accuracy, precision, recall, f1, false_positive_rate (FP / actual failures), auc, confusion."""
     c = confusion(probs, labels)
     prec = _div(c["tp"], c["tp"] + c["fp"])
     rec = _div(c["tp"], c["tp"] + c["fn"])
     f1 = _div(2 * prec * rec, prec + rec) if prec is not None and rec is not None else None
     return {
         "n": len(labels), "accuracy": _div(c["tp"] + c["tn"], len(labels)), "precision": prec, "recall": rec,
-        "f1": f1, "false_positive_rate": _div(c["fp"], c["fp"] + c["tn"]), "confusion": c,
+        "f1": f1, "false_positive_rate": _div(c["fp"], c["fp"] + c["tn"]), "auc": auc(probs, labels), "confusion": c,
     }  # fmt: skip
 
 
@@ -65,9 +86,9 @@ def report(probs: list[float], trajs: list[dict]) -> dict:
 def format_report(rep: dict) -> str:
     def row(name: str, m: dict) -> str:
         f = lambda v: "  -  " if v is None else f"{v:.3f}"  # noqa: E731
-        return f"{name:<14}{m['n']:>6}  {f(m['accuracy'])}  {f(m['precision'])}  {f(m['recall'])}  {f(m['f1'])}  {f(m['false_positive_rate'])}"
+        return f"{name:<14}{m['n']:>6}  {f(m['accuracy'])}  {f(m['precision'])}  {f(m['recall'])}  {f(m['f1'])}  {f(m['false_positive_rate'])}  {f(m.get('auc'))}"
 
-    lines = [f"{'':<14}{'n':>6}  acc    prec   rec    f1     fpr", row("overall", rep["overall"])]
+    lines = [f"{'':<14}{'n':>6}  acc    prec   rec    f1     fpr    auc", row("overall", rep["overall"])]
     lines += [row(k, m) for k, m in rep["per_site"].items()]
     lines += [""] + [row(k, m) for k, m in rep["per_behaviour"].items()]
     return "\n".join(lines)
