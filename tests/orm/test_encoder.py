@@ -70,6 +70,20 @@ def test_evidence_hand_checked():
     assert "repeats" not in evidence(ask, ['exit(message="Blue Mug, shipped")'], page)[0]
 
 
+def test_task_names_drop_the_sentences_verb():
+    from webrl.orm.evidence import task_names
+
+    assert task_names("Save Willow Grill to my places.") == ["Willow Grill"]
+    assert task_names("Add 4 units of Summitex Yoga Mat to my cart.") == ["4", "Summitex Yoga Mat"]
+    assert task_names("Open the cart. Remove Heron Grill from it.") == ["Heron Grill"]
+    assert task_names('What is the status of order #000177 for "Blue Mug"?') == ["Blue Mug", "#000177"]
+    assert task_names("Save Willow Grill to my places.", lead_word=True) == ["Save Willow Grill"]  # old checkpoints
+    page = "URL: http://h/map/place/108\nTitle: Willow Grill - Larkport Map\n# Willow Grill"
+    done = ['exit(message="Done")']
+    assert evidence("Save Willow Grill to my places.", done, page)[1] == "Task names on final page: 1 of 1"
+    assert evidence("Save Willow Grill to my places.", done, page, lead_word=True)[1] == "Task names on final page: 0 of 1"
+
+
 def test_pair_truncation_keeps_task_and_answer(tok):
     t = traj("$12.50", "$12.50")
     t["responses"] = [f'do(action="Click", element="{i}")' for i in range(60)] + ['exit(message="$12.50")']
@@ -221,6 +235,8 @@ def test_checkpoints_from_before_echo_and_pool_load_as_trained(tmp_path):
     save_classifier(model, tok, TINY, tmp_path)
     saved = json.loads((tmp_path / ENCODER_FILE).read_text())
     assert saved["pool"] == "task" and saved["echo"] is True
-    (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in ("pool", "echo")}))
+    assert saved["lead_word"] is False
+    old_keys = ("pool", "echo", "lead_word")
+    (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in old_keys}))
     old, _, cfg = load_classifier(tmp_path)
-    assert (cfg.pool, cfg.echo, old.pool) == ("pair", False, "pair")
+    assert (cfg.pool, cfg.echo, cfg.lead_word, old.pool) == ("pair", False, True, "pair")

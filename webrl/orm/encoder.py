@@ -105,6 +105,11 @@ class EncoderORMConfig(TrainConfig):
         default=True, metadata={"help": "evidence also says when the answer only repeats a name from the task"}
     )
     pool: str = field(default="task", metadata={"help": "mean-pool segment A's tokens (task) or the whole pair (pair)"})
+    lead_word: bool = field(
+        default=False,
+        metadata={"help": "task names keep a sentence's capitalised first word ('Save Willow Grill'; checkpoints "
+                  "from before the fix)"},
+    )
     freeze_layers: int = field(
         default=0,
         metadata={"help": "bottom encoder layers kept frozen (with the embeddings); their output is cached per "
@@ -136,11 +141,13 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
 
 
 def history_text(
-    intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True
+    intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True,
+    lead_word: bool = False,
 ) -> str:
     """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
     context when `context`), the last response, then the earlier ones, most recent first."""
-    parts = [f"Task: {intent}", *(evidence(intent, responses, final_obs, echo) if final_obs is not None else [])]
+    checks = evidence(intent, responses, final_obs, echo, lead_word) if final_obs is not None else []
+    parts = [f"Task: {intent}", *checks]
     if final_obs is not None and context:
         parts.append(answer_context(responses, final_obs))
     parts.append(f"Last action: {fold(responses[-1]) if responses else '(none)'}")
@@ -153,7 +160,7 @@ def history_text(
 def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int], list[int]]:
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
-    text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo)
+    text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo, cfg.lead_word)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
@@ -300,8 +307,9 @@ def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, Encode
 
     p = Path(path)
     saved = json.loads((p / ENCODER_FILE).read_text())
-    # checkpoints from before `echo` and `pool` were trained without the echo note, pooling the pair
-    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", **saved})
+    # checkpoints from before `echo`, `pool` and `lead_word` were trained without the echo note,
+    # pooling the pair, with task names that keep a sentence's first word
+    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", "lead_word": True, **saved})
     model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False),
                               pool=cfg.pool)  # fmt: skip
     model.load_state_dict(load_file(str(p / "model.safetensors")))

@@ -64,16 +64,26 @@ def on_page(message: str, obs: str) -> bool:
     return all(contains(page, p) for p in answer_parts(message))
 
 
-def task_names(intent: str) -> list[str]:
-    """The names a task quotes: quoted text, #numbers, then capitalised phrases."""
+def task_names(intent: str, lead_word: bool = False) -> list[str]:
+    """The names a task quotes: quoted text, #numbers, then capitalised phrases. A phrase that
+    opens a sentence loses its first word, the capitalised verb ("Save Willow Grill to my places"
+    names "Willow Grill", "Add 4 units of ..." names "4"), unless `lead_word` (the behaviour
+    before that fix, which encoder checkpoints trained with it keep)."""
     names = [a or b for a, b in _QUOTED.findall(intent)] + _NUMBERED.findall(intent)
-    return names + [m for m in _CAPITALISED.findall(_QUOTED.sub(" ", intent)) if m not in names]
+    text = _QUOTED.sub(" ", intent)
+    for m in _CAPITALISED.finditer(text):
+        name = m.group(0)
+        if not lead_word and (m.start() == 0 or text[: m.start()].rstrip().endswith((".", "?", "!"))):
+            name = name.split(maxsplit=1)[1] if " " in name else ""
+        if name and name not in names:
+            names.append(name)
+    return names
 
 
-def echoes_task(message: str, intent: str) -> bool:
+def echoes_task(message: str, intent: str, lead_word: bool = False) -> bool:
     """Whether the answer is one of the task's own names (or a text inside one): the answer
     a small policy gives when it copies the question instead of reading the page."""
-    return any(contains(words(n), message) for n in task_names(intent))
+    return any(contains(words(n), message) for n in task_names(intent, lead_word))
 
 
 def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: int = 90) -> str:
@@ -95,10 +105,10 @@ def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: 
     return "Answer context: " + (" | ".join(found) if found else "not on the page")
 
 
-def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = True) -> list[str]:
+def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = True, lead_word: bool = False) -> list[str]:
     """The encoder ORM's evidence lines: whether the final answer's parts are on the final page
     (and, with `echo`, whether the answer only repeats a name from the task), and how many of
-    the task's names the final page shows."""
+    the task's names (`task_names`, with `lead_word`) the final page shows."""
     page = page_words(final_obs)
     message, kind = final_answer(responses), ending(responses)
     if kind == "no stop":
@@ -110,8 +120,8 @@ def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = Tru
     else:
         parts = answer_parts(message)
         answer = f"Answer on final page: {sum(contains(page, p) for p in parts)} of {len(parts)}"
-        if echo and echoes_task(message, intent):
+        if echo and echoes_task(message, intent, lead_word):
             answer += "; the answer repeats the task's words"
-    names = task_names(intent)
+    names = task_names(intent, lead_word)
     shown = f"Task names on final page: {sum(contains(page, n) for n in names)} of {len(names)}"
     return [answer, shown]
