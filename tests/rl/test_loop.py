@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from webrl.cli.main import main  # noqa: E402
@@ -152,7 +152,14 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
 
     shutil.copytree(run, shot_run)
     out = tmp_path / "report.html"
-    assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
+    from webrl.orm.metrics import report as orm_report
+
+    orm_eval = tmp_path / "orm_eval.json"  # an `orm eval` result, as it writes one
+    orm_eval.write_text(json.dumps(orm_report([0.9, 0.2, 0.7], [{"label": True, "site": "shop"},
+                                                                {"label": False, "site": "shop"},
+                                                                {"label": False, "site": "map"}])))  # fmt: skip
+    assert main(["report", str(run), str(shot_run), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
+    assert "<td>1.000</td>" in out.read_text()  # overall AUC: the success outscores both failures
     # in a thread of its own: the sync API refuses a thread where an event loop runs, and an earlier
     # test in the same worker process may have left one on the main thread
     def check(errors: list) -> None:
@@ -206,7 +213,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert md.startswith("| config | all |") and "| webrl |" in md
     # the command resumes finished runs (no-ops) and writes the table
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
-                 "--seeds", "1", "--configs", "webrl", "--no-progress"]) == 0  # fmt: skip
+                 "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
     assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out
 
 

@@ -121,6 +121,10 @@ def cmd_study(args: argparse.Namespace) -> int:
             **({"reward": "oracle"} if not args.orm else {}),
             **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
                                  "eval_subset": args.eval_subset}.items() if v is not None}}  # fmt: skip
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     first: Path | None = None
     for s in seeds:
         for name in names:
@@ -150,5 +154,6 @@ def add_commands(sub) -> None:
     s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
+    s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
     s.set_defaults(func=cmd_study)
