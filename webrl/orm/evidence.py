@@ -40,9 +40,6 @@ def final_answer(responses: list[str]) -> str | None:
     return (last.argument or "") if last is not None and last.kind == "exit" else None
 
 
-ENDINGS = ("text", "none", "n/a", "no stop")
-
-
 def ending(responses: list[str]) -> str:
     """How a trajectory ends: a text answer, an exit with no answer ("Done"), "N/A", or no stop."""
     message = final_answer(responses)
