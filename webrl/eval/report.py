@@ -195,9 +195,8 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
         rep = _read(Path(path))
         if rep is None:
             continue
-        auc = lambda m: "-" if m.get("auc") is None else f"{m['auc']:.3f}"  # noqa: E731  (older evals have none)
         rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
-                 auc(m), json.dumps(m["confusion"])] for k, m in [("overall", rep["overall"]), *rep["per_site"].items()]]  # fmt: skip
+                 "-" if m.get("auc") is None else f"{m['auc']:.3f}", json.dumps(m["confusion"])] for k, m in [("overall", rep["overall"]), *rep["per_site"].items()]]  # fmt: skip
         parts.append(f"<h2>ORM: {html.escape(str(path))}</h2>"
                      + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "AUC", "confusion"], rows))  # fmt: skip
     page = _HTML.format(title="WebRL report", style=_STYLE, body="\n".join(parts))
