@@ -84,6 +84,33 @@ def test_task_names_drop_the_sentences_verb():
     assert evidence("Save Willow Grill to my places.", done, page, lead_word=True)[1] == "Task names on final page: 0 of 1"
 
 
+def test_state_evidence_hand_checked():
+    from webrl.orm.evidence import answer_line, site_message, state_evidence, task_values
+
+    assert task_values('Reply "Same here." to post #12, then buy 3 mugs at $4.50 or 10% off.') == \
+        ["Same here.", "3", "$4.50", "10%"]  # fmt: skip
+    saved = "URL: http://h/admin/products/278?msg=Saved+Pitstop+Tire.\nTitle: Edit Pitstop Tire - Admin\n# Edit product"
+    assert site_message(saved) == "Saved Pitstop Tire." and site_message(PAGE) == ""
+    ask = "Set the price of Pitstop Tire to $104.66."
+    steps = ['do(action="Type", argument="104.66", element="12")', 'do(action="Click", element="16")', "exit()"]
+    assert state_evidence(ask, steps, saved) == [
+        "Site message: Saved Pitstop Tire.", "Task names in page title: 1 of 1", "Task values typed: 0 of 1",
+        "Answer line about the question: -", "Steps: 3"]  # fmt: skip
+    # "$104.66" is one value; typing it with the dollar sign counts, a detour to another page does not
+    steps[0] = steps[0].replace("104.66", "$104.66")
+    other = "URL: http://h/admin/products/9\nTitle: Edit Roadster Cover - Admin\n# Edit product"
+    assert state_evidence(ask, steps, other)[:3] == [
+        "Site message: none", "Task names in page title: 0 of 1", "Task values typed: 1 of 1"]  # fmt: skip
+    page = "URL: /p/1\n# Blue Mug\nIn stock: 40\n[Review](7) 4 out of 5 stars · by Ann"
+    assert answer_line(['exit(message="40")'], page, "How many Blue Mugs are in stock?") == "yes"
+    assert answer_line(['exit(message="4")'], page, "How many Blue Mugs are in stock?") == "no"  # a rating line
+    assert answer_line(['exit(message="41")'], page, "How many are in stock?") == "-"
+    assert answer_line(['exit(message="Done")'], page, "How many are in stock?") == "-"
+    text = history_text(ask, steps, saved, state=True)
+    assert text.splitlines()[3:8] == state_evidence(ask, steps, saved)
+    assert "Site message" not in history_text(ask, steps, saved)
+
+
 def test_pair_truncation_keeps_task_and_answer(tok):
     t = traj("$12.50", "$12.50")
     t["responses"] = [f'do(action="Click", element="{i}")' for i in range(60)] + ['exit(message="$12.50")']
@@ -235,8 +262,8 @@ def test_checkpoints_from_before_echo_and_pool_load_as_trained(tmp_path):
     save_classifier(model, tok, TINY, tmp_path)
     saved = json.loads((tmp_path / ENCODER_FILE).read_text())
     assert saved["pool"] == "task" and saved["echo"] is True
-    assert saved["lead_word"] is False
-    old_keys = ("pool", "echo", "lead_word")
+    assert saved["lead_word"] is False and saved["state"] is True
+    old_keys = ("pool", "echo", "lead_word", "state")
     (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in old_keys}))
     old, _, cfg = load_classifier(tmp_path)
-    assert (cfg.pool, cfg.echo, cfg.lead_word, old.pool) == ("pair", False, True, "pair")
+    assert (cfg.pool, cfg.echo, cfg.lead_word, cfg.state, old.pool) == ("pair", False, True, False, "pair")

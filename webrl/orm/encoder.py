@@ -19,7 +19,11 @@ Evidence lines (`evidence`, on unless `cfg.evidence` is off) are string checks
 computed from the same trajectory, nothing else: whether the final answer's
 parts occur in the final page's text (and whether the answer merely repeats one
 of the task's names, `echo`), and how many of the names the task quotes (quoted
-text, #numbers, capitalised phrases) the final page shows (orm/evidence.py). A
+text, #numbers, capitalised phrases) the final page shows; with `state`, also
+the site's confirmation message, the task's names in the page title, the task's
+values the agent typed, whether a text answer sits on a line about the question,
+and the step count, which is what an episode that ends with no answer (a change
+of state, an opened page) is judged on (orm/evidence.py). A
 6-layer encoder does not learn to compare an answer with a page from a few
 hundred examples; these lines hand it the comparison, and it learns how far to
 trust them (a count like "2" is on many pages).
@@ -60,7 +64,7 @@ from tqdm import tqdm
 
 from webrl.agent.view import compact_page
 from webrl.models.device import bf16_autocast, default_device, module_device
-from webrl.orm.evidence import answer_context, evidence  # noqa: F401  (re-exported)
+from webrl.orm.evidence import answer_context, evidence, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
@@ -105,6 +109,11 @@ class EncoderORMConfig(TrainConfig):
         default=True, metadata={"help": "evidence also says when the answer only repeats a name from the task"}
     )
     pool: str = field(default="task", metadata={"help": "mean-pool segment A's tokens (task) or the whole pair (pair)"})
+    state: bool = field(
+        default=True,
+        metadata={"help": "evidence also gives the site's message, the task's names in the page title, the task's "
+                  "values typed, whether a text answer sits on a line about the question, and the step count"},
+    )
     lead_word: bool = field(
         default=False,
         metadata={"help": "task names keep a sentence's capitalised first word ('Save Willow Grill'; checkpoints "
@@ -142,11 +151,14 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
 
 def history_text(
     intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True,
-    lead_word: bool = False,
+    lead_word: bool = False, state: bool = False,
 ) -> str:
     """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
-    context when `context`), the last response, then the earlier ones, most recent first."""
+    context when `context`, with `state_evidence` when `state`), the last response, then the
+    earlier ones, most recent first."""
     checks = evidence(intent, responses, final_obs, echo, lead_word) if final_obs is not None else []
+    if final_obs is not None and state:
+        checks += state_evidence(intent, responses, final_obs, lead_word)
     parts = [f"Task: {intent}", *checks]
     if final_obs is not None and context:
         parts.append(answer_context(responses, final_obs))
@@ -160,7 +172,8 @@ def history_text(
 def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int], list[int]]:
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
-    text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo, cfg.lead_word)
+    text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo, cfg.lead_word,
+                        cfg.state)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
@@ -307,9 +320,9 @@ def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, Encode
 
     p = Path(path)
     saved = json.loads((p / ENCODER_FILE).read_text())
-    # checkpoints from before `echo`, `pool` and `lead_word` were trained without the echo note,
-    # pooling the pair, with task names that keep a sentence's first word
-    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", "lead_word": True, **saved})
+    # checkpoints from before `echo`, `pool`, `lead_word` and `state` were trained without the echo
+    # note, pooling the pair, with task names that keep a sentence's first word, without state lines
+    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", "lead_word": True, "state": False, **saved})
     model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False),
                               pool=cfg.pool)  # fmt: skip
     model.load_state_dict(load_file(str(p / "model.safetensors")))

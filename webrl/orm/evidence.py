@@ -9,15 +9,22 @@ from the page it is on, orm/data.py). Pages are compared in the compact view
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlparse
 
 from webrl.agent.view import compact_page
-from webrl.env.actions import parse_action
+from webrl.env.actions import ARGUMENT_ACTIONS, parse_action
 
 _ELEMENT_ID = re.compile(r"\]\(\d+\)")  # "[label](12)": the compact view's ids are not page text
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
 _NUMBERED = re.compile(r"#\w+")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'&.-]*(?:\s+(?:of\s+|the\s+|&\s+)?[A-Z0-9][\w'&.-]*)+")
+_VALUE = re.compile(r"\$?\d[\d.,:%/-]*")
 NO_ANSWER = ("", "done", "ok")
+# words a question shares with any page line; `answer_line` ignores them
+_COMMON = frozenset(
+    "a an and are as at be by did do does for from has have how i in is it its many me much my "
+    "of on or that the there this to was what when where which who whose with".split()
+)
 
 
 def words(text: str) -> list[str]:
@@ -122,3 +129,54 @@ def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = Tru
     names = task_names(intent, lead_word)
     shown = f"Task names on final page: {sum(contains(page, n) for n in names)} of {len(names)}"
     return [answer, shown]
+
+
+def task_values(intent: str) -> list[str]:
+    """What a task asks the agent to enter: its quoted texts and its numbers ("3", "$20", "10%")."""
+    quoted = [a or b for a, b in _QUOTED.findall(intent)]
+    rest = _QUOTED.sub(" ", _NUMBERED.sub(" ", intent))
+    return quoted + [v.rstrip(".,:-/") for v in _VALUE.findall(rest)]
+
+
+def site_message(obs: str) -> str:
+    """The confirmation a site put in the final page's URL after a change (`?msg=`), or ""."""
+    url = re.search(r"^URL: (\S+)", obs, re.MULTILINE)
+    return parse_qs(urlparse(url.group(1)).query).get("msg", [""])[0][:60] if url else ""
+
+
+def page_title(obs: str) -> str:
+    """The final page's title line and first heading: what the page is about."""
+    title = re.search(r"^Title: (.*)$", obs, re.MULTILINE)
+    heading = re.search(r"^# (.*)$", obs, re.MULTILINE)
+    return " ".join(m.group(1) for m in (title, heading) if m)
+
+
+def answer_line(responses: list[str], final_obs: str, intent: str) -> str:
+    """Whether the page lines that hold a text answer also name what the question asks about (a
+    word of the question other than the answer's own and common words): "4" next to "Stock" for a
+    stock question, not next to "stars". "-" when there is no text answer on the page."""
+    line = answer_context(responses, final_obs)[len("Answer context: ") :]
+    if line in ("-", "not on the page"):
+        return "-"
+    asked = set(words(intent)) - _COMMON - set(words(final_answer(responses) or ""))
+    return "yes" if asked & set(words(line)) else "no"
+
+
+def state_evidence(intent: str, responses: list[str], final_obs: str, lead_word: bool = False) -> list[str]:
+    """Evidence lines about where the episode ended, for the tasks that change state or open a
+    page (which end with no answer): the site's confirmation message, how many of the task's
+    names (`task_names`) the page's title and heading show, how many of the task's values
+    (`task_values`) the agent typed or selected, whether a text answer sits on a line about what was asked
+    (`answer_line`), and the number of steps."""
+    names, values = task_names(intent, lead_word), task_values(intent)
+    title = words(page_title(final_obs))
+    typed = [a.argument for a in (parse_action(r).action for r in responses)
+             if a is not None and a.kind in ARGUMENT_ACTIONS and a.argument]  # fmt: skip
+    entered = words(" ".join(typed))
+    return [
+        f"Site message: {site_message(final_obs) or 'none'}",
+        f"Task names in page title: {sum(contains(title, n) for n in names)} of {len(names)}",
+        f"Task values typed: {sum(contains(entered, v) for v in values)} of {len(values)}",
+        f"Answer line about the question: {answer_line(responses, final_obs, intent)}",
+        f"Steps: {len(responses)}",
+    ]
