@@ -209,9 +209,9 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids
     run = tmp_path / "enc"
     assert main(["orm", "train", "--kind", "encoder", "--preset", "cpu-tiny", "--data", str(data), "--out", str(run),
-                 "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--no-progress"]) == 0  # fmt: skip
+                 "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--state", "--no-progress"]) == 0  # fmt: skip
     saved = json.loads((run / "final" / "encoder_orm.json").read_text())
-    assert (saved["pool"], saved["max_tokens"], saved["history_tokens"]) == ("pair", 96, 40)
+    assert (saved["pool"], saved["max_tokens"], saved["history_tokens"], saved["state"]) == ("pair", 96, 40, True)
     assert main(["orm", "train", "--kind", "lm", "--pool", "task", "--data", str(data), "--out", str(tmp_path / "x")]) == 2
     assert "--pool" in capsys.readouterr().err
     assert main(["orm", "train", "--kind", "encoder", "--layout", "near", "--data", str(data), "--out", str(run)]) == 2
@@ -262,7 +262,7 @@ def test_checkpoints_from_before_echo_and_pool_load_as_trained(tmp_path):
     save_classifier(model, tok, TINY, tmp_path)
     saved = json.loads((tmp_path / ENCODER_FILE).read_text())
     assert saved["pool"] == "task" and saved["echo"] is True
-    assert saved["lead_word"] is False and saved["state"] is True
+    assert saved["lead_word"] is False and saved["state"] is False
     old_keys = ("pool", "echo", "lead_word", "state")
     (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in old_keys}))
     old, _, cfg = load_classifier(tmp_path)

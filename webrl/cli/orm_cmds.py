@@ -110,7 +110,8 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
             return 2
         enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16,
                                  "pool": args.pool, "max_tokens": args.max_tokens,
-                                 "history_tokens": args.history_tokens}.items() if v is not None}  # fmt: skip
+                                 "history_tokens": args.history_tokens, "state": args.state}.items()
+               if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
         cfg = replace(ENCODER_PRESETS[args.preset], **fields, **enc)
@@ -118,9 +119,10 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(json.dumps(line))
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
-    if any(v is not None for v in (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens)):
-        print("error: --freeze-layers, --bf16, --pool, --max-tokens and --history-tokens are for the encoder ORM "
-              "(--kind encoder)", file=sys.stderr)  # fmt: skip
+    enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state)
+    if any(v is not None for v in enc_only):
+        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens and --state are for the "
+              "encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -238,6 +240,9 @@ def add_commands(sub) -> None:
                    help="encoder: pair length in tokens (preset: cpu 256, gpu 512)")
     t.add_argument("--history-tokens", type=int, default=None,
                    help="encoder: tokens for the task, evidence and actions (segment A; preset: cpu 128, gpu 160)")
+    t.add_argument("--state", action=argparse.BooleanOptionalAction, default=None,
+                   help="encoder: evidence lines on where the episode ended (site message, names in the title, "
+                        "values typed, answer line, steps; default off)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

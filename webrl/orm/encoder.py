@@ -110,9 +110,10 @@ class EncoderORMConfig(TrainConfig):
     )
     pool: str = field(default="task", metadata={"help": "mean-pool segment A's tokens (task) or the whole pair (pair)"})
     state: bool = field(
-        default=True,
+        default=False,
         metadata={"help": "evidence also gives the site's message, the task's names in the page title, the task's "
-                  "values typed, whether a text answer sits on a line about the question, and the step count"},
+                  "values typed, whether a text answer sits on a line about the question, and the step count "
+                  "(measured no better at the cpu budget: docs/results.md)"},
     )
     lead_word: bool = field(
         default=False,
@@ -320,9 +321,9 @@ def load_classifier(path: str | Path) -> tuple[EncoderClassifier, object, Encode
 
     p = Path(path)
     saved = json.loads((p / ENCODER_FILE).read_text())
-    # checkpoints from before `echo`, `pool`, `lead_word` and `state` were trained without the echo
-    # note, pooling the pair, with task names that keep a sentence's first word, without state lines
-    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", "lead_word": True, "state": False, **saved})
+    # checkpoints from before `echo`, `pool` and `lead_word` were trained without the echo note,
+    # pooling the pair, with task names that keep a sentence's first word
+    cfg = EncoderORMConfig.from_json({"echo": False, "pool": "pair", "lead_word": True, **saved})
     model = EncoderClassifier(AutoModel.from_config(AutoConfig.from_pretrained(str(p)), add_pooling_layer=False),
                               pool=cfg.pool)  # fmt: skip
     model.load_state_dict(load_file(str(p / "model.safetensors")))

@@ -20,11 +20,6 @@ _NUMBERED = re.compile(r"#\w+")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'&.-]*(?:\s+(?:of\s+|the\s+|&\s+)?[A-Z0-9][\w'&.-]*)+")
 _VALUE = re.compile(r"\$?\d[\d.,:%/-]*")
 NO_ANSWER = ("", "done", "ok")
-# words a question shares with any page line; `answer_line` ignores them
-_COMMON = frozenset(
-    "a an and are as at be by did do does for from has have how i in is it its many me much my "
-    "of on or that the there this to was what when where which who whose with".split()
-)
 
 
 def words(text: str) -> list[str]:
@@ -129,6 +124,15 @@ def evidence(intent: str, responses: list[str], final_obs: str, echo: bool = Tru
     names = task_names(intent, lead_word)
     shown = f"Task names on final page: {sum(contains(page, n) for n in names)} of {len(names)}"
     return [answer, shown]
+
+
+# words a question shares with any page line; `answer_line` ignores them
+_COMMON = frozenset(
+    words(
+        "a an and are as at be by did do does for from has have how i in is it its many me much my "
+        "of on or that the there this to was what when where which who whose with"
+    )
+)
 
 
 def task_values(intent: str) -> list[str]:
