@@ -206,11 +206,23 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
 
     for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
         shutil.copytree(run, tmp_path / name / f"seed-{seed}")
+    # a run still going (its last phase's eval not done) is not counted, whatever subset evals it has
+    shutil.copytree(run, tmp_path / "no_replay" / "seed-1")
+    cfg = json.loads((run / "train_config.json").read_text())
+    (tmp_path / "no_replay" / "seed-1" / f"phase-{cfg['phases']:03d}" / "eval" / "done").unlink()
+    shutil.rmtree(tmp_path / "no_replay" / "seed-1" / "final", ignore_errors=True)
     table = results(tmp_path, ["webrl", "no_replay"], [0, 1])
     assert set(table) == {"sft", "webrl", "no_replay"}
     assert table["webrl"]["all"]["n"] == 2 and table["webrl"]["all"]["std"] == 0.0 and table["no_replay"]["all"]["n"] == 1
     md = format_results(table)
     assert md.startswith("| config | all |") and "| webrl |" in md
+    assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
+    assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show
+    # --table writes the table of the finished runs and runs nothing (no --init needed)
+    assert main(["study", "--out", str(tmp_path), "--seeds", "2", "--configs", "webrl,no_replay", "--table"]) == 0
+    assert json.loads((tmp_path / "results.json").read_text())["no_replay"]["all"]["n"] == 1
+    assert main(["study", "--out", str(tmp_path / "none"), "--table"]) == 2
+    assert main(["study", "--out", str(tmp_path)]) == 2  # running needs --init
     # the command resumes finished runs (no-ops) and writes the table
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
                  "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip

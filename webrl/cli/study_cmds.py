@@ -7,9 +7,11 @@ Every (config, seed) is one resumable `webrl train` run in OUT/<config>/seed-<s>
 finished runs are skipped, so rerunning the command resumes the study. The starting
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
 into the others (same actor, same greedy settings). The table (OUT/results.json,
-OUT/results.md) gives mean ± std over seeds of the final actor's success (the
-whole-split eval, else the last phase's subset eval), overall and per site; the
-`sft` row is the starting actor (the first config's phase-0 evals).
+OUT/results.md, rewritten after every finished run; `--table` writes it from the
+runs finished so far without running anything) gives mean ± std over seeds of the
+final actor's success (the whole-split eval, else the last phase's subset eval)
+over the finished runs, overall and per site; the `sft` row is the starting actor
+(the first config's phase-0 evals).
 """
 
 from __future__ import annotations
@@ -45,14 +47,13 @@ def _stats(xs: list[float]) -> dict:
 
 
 def _final_summary(run: Path) -> Path | None:
-    """The final actor's eval: the whole-split one, else the last finished phase's."""
-    if (run / "final" / "eval" / "summary.json").exists():
-        return run / "final" / "eval" / "summary.json"
-    if not (run / "metrics.jsonl").exists():
+    """The finished run's final eval: the whole-split one (`final_eval`), else its last phase's
+    subset eval; None while the run is still going (a half-run's subset eval is not its result)."""
+    if not (run / "train_config.json").exists():
         return None
-    last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])["phase"]
-    f = run / f"phase-{last:03d}" / "eval" / "summary.json"
-    return f if f.exists() else None
+    cfg = json.loads((run / "train_config.json").read_text())
+    ev = run / "final" / "eval" if cfg.get("final_eval", True) else run / f"phase-{cfg['phases']:03d}" / "eval"
+    return ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
 
 
 def results(out: Path, names: list[str], seeds: list[int]) -> dict:
@@ -101,7 +102,12 @@ def share_start_eval(src: Path, dst: Path) -> bool:
 def format_results(table: dict) -> str:
     sites = sorted({s for row in table.values() for s in row if s != "all"})
     head = "| config | all | " + " | ".join(sites) + " |\n|---|---|" + "---|" * len(sites)
-    cell = lambda m: f"{100 * m['mean']:.1f} ± {100 * m['std']:.1f} (n={m['n']})" if m else "-"  # noqa: E731
+    def cell(m: dict | None) -> str:
+        if not m:
+            return "-"
+        spread = f" ± {100 * m['std']:.1f}" if m["n"] > 1 else ""
+        return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
+
     rows = [f"| {name} | {cell(row.get('all'))} | " + " | ".join(cell(row.get(s)) for s in sites) + " |"
             for name, row in table.items()]  # fmt: skip
     return head + "\n" + "\n".join(rows)
@@ -117,6 +123,15 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 2
     seeds = list(range(args.seeds))
     out = Path(args.out)
+    if args.table:
+        if not out.is_dir():
+            print(f"error: no study folder {out}", file=sys.stderr)
+            return 2
+        print(format_results(write_results(out, names, seeds)))
+        return 0
+    if not args.init:
+        print("error: --init (the starting actor's checkpoint) is required to run the study", file=sys.stderr)
+        return 2
     base = {**LOOP_PRESETS[args.preset], "init": args.init, "orm": args.orm, "demos": args.demos or "",
             **({"reward": "oracle"} if not args.orm else {}),
             **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
@@ -135,17 +150,23 @@ def cmd_study(args: argparse.Namespace) -> int:
                 share_start_eval(first, run)
             train(cfg, run, progress=not args.no_progress)
             first = first or run
+            write_results(out, names, seeds)  # the table so far, after every finished run
+    print(format_results(write_results(out, names, seeds)))
+    return 0
+
+
+def write_results(out: Path, names: list[str], seeds: list[int]) -> dict:
+    """OUT/results.json and OUT/results.md from the runs finished so far; returns the table."""
     table = results(out, names, seeds)
     (out / "results.json").write_text(json.dumps(table, indent=1) + "\n")
     (out / "results.md").write_text(format_results(table) + "\n")
-    print(format_results(table))
-    return 0
+    return table
 
 
 def add_commands(sub) -> None:
     s = sub.add_parser("study", help="methods and ablations x seeds (resumable), then a mean ± std results table")
     s.add_argument("--out", required=True, help="study folder")
-    s.add_argument("--init", required=True, help="starting actor (the SFT checkpoint)")
+    s.add_argument("--init", default=None, help="starting actor (the SFT checkpoint; not needed with --table)")
     s.add_argument("--orm", default="", help="ORM checkpoint (none: the evaluators give the rewards)")
     s.add_argument("--demos", default="", help="SFT demonstrations JSONL (replay phase 0)")
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
@@ -155,5 +176,7 @@ def add_commands(sub) -> None:
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    s.add_argument("--table", action="store_true",
+                   help="only write and print the table of the runs finished so far (runs nothing)")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
     s.set_defaults(func=cmd_study)
