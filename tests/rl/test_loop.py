@@ -158,8 +158,18 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     orm_eval.write_text(json.dumps(orm_report([0.9, 0.2, 0.7], [{"label": True, "site": "shop"},
                                                                 {"label": False, "site": "shop"},
                                                                 {"label": False, "site": "map"}])))  # fmt: skip
-    assert main(["report", str(run), str(shot_run), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
-    assert "<td>1.000</td>" in out.read_text()  # overall AUC: the success outscores both failures
+    study = tmp_path / "study"  # a `webrl study` folder: two seeds of one config, one of another
+    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
+        shutil.copytree(run, study / name / f"seed-{seed}")
+    assert main(["report", str(tmp_path / "nothing"), "--out", str(out)]) == 2
+    assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
+    text = out.read_text()
+    assert "<td>1.000</td>" in text  # overall AUC: the success outscores both failures
+    assert "Methods × sites, mean ± std over seeds" in text and "<td>webrl</td>" in text and "(n=2)" in text
+    data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
+    sources = {e["source"].split(" · ")[0] for e in json.loads(data.replace("<\\/", "</"))}
+    assert {"run", "with-shots", "webrl/seed-0", "no_replay/seed-0"} <= sources  # a study's first seeds
+    assert "webrl/seed-1" not in sources
     # in a thread of its own: the sync API refuses a thread where an event loop runs, and an earlier
     # test in the same worker process may have left one on the main thread
     def check(errors: list) -> None:
@@ -173,7 +183,8 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
             alts = {a for a, _, _ in sizes}
-            assert {"before-after", "errors", "buckets", "phases-run", "stats-run"} <= alts
+            assert {"before-after", "errors", "buckets", "phases-run", "stats-run", "study-0",
+                    "phases-webrl/seed-1"} <= alts  # fmt: skip
             assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
             assert "Runs × sites" in page.content()
             # the viewer, for a run without and with screenshots
@@ -184,6 +195,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             page.goto(out.with_name("report-viewer.html").as_uri())
             options = page.eval_on_selector_all("#pick option", "els => els.map(e => e.textContent)")
             assert len(options) >= 16  # 2 runs x 2 phases x 4 rollouts
+            assert not any("webrl/seed-" in t for t in options)  # this call had no study
             assert page.locator(".step").count() >= 1 and page.locator("img.shot").count() == 0
             shot_idx = next(i for i, t in enumerate(options) if "with-shots · phase-001" in t)
             page.select_option("#pick", str(shot_idx))
@@ -199,7 +211,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
 
 
 def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
-    from webrl.cli.study_cmds import format_results, results
+    from webrl.eval.study import format_results, results
 
     run, sft, _ = killed_run
     import shutil
@@ -227,6 +239,8 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
                  "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
     assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
+    assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
 
 
 def test_study_runs_share_the_start_eval(tmp_path):

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
+
+from webrl.eval.study import format_results, results
 
 INF = 1e9
 CONFIGS: dict[str, dict] = {
@@ -41,48 +42,6 @@ CONFIGS: dict[str, dict] = {
 DEFAULT = "webrl,filtered_bc,awr,digirl,no_replay,no_kl,no_replay_no_kl,no_curriculum"
 
 
-def _stats(xs: list[float]) -> dict:
-    return {"mean": round(statistics.mean(xs), 4), "std": round(statistics.stdev(xs), 4) if len(xs) > 1 else 0.0,
-            "n": len(xs)}  # fmt: skip
-
-
-def _final_summary(run: Path) -> Path | None:
-    """The finished run's final eval: the whole-split one (`final_eval`), else its last phase's
-    subset eval; None while the run is still going (a half-run's subset eval is not its result)."""
-    if not (run / "train_config.json").exists():
-        return None
-    cfg = json.loads((run / "train_config.json").read_text())
-    ev = run / "final" / "eval" if cfg.get("final_eval", True) else run / f"phase-{cfg['phases']:03d}" / "eval"
-    return ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
-
-
-def results(out: Path, names: list[str], seeds: list[int]) -> dict:
-    """mean ± std over the seeds that finished, per config, overall and per site."""
-    table: dict[str, dict] = {}
-    start: dict[str, list[float]] = {}
-    for name in names:
-        finals: dict[str, list[float]] = {}
-        for s in seeds:
-            run = out / name / f"seed-{s}"
-            f, a = _final_summary(run), run / "phase-000" / "eval" / "summary.json"
-            if f is None:
-                continue
-            fin = json.loads(f.read_text())
-            finals.setdefault("all", []).append(fin["success_rate"])
-            for site, v in fin.get("per_site", {}).items():
-                finals.setdefault(site, []).append(v["success_rate"])
-            if a.exists() and name == names[0]:
-                st = json.loads(a.read_text())
-                start.setdefault("all", []).append(st["success_rate"])
-                for site, v in st.get("per_site", {}).items():
-                    start.setdefault(site, []).append(v["success_rate"])
-        if finals:
-            table[name] = {k: _stats(v) for k, v in finals.items()}
-    if start:
-        table = {"sft": {k: _stats(v) for k, v in start.items()}, **table}
-    return table
-
-
 def share_start_eval(src: Path, dst: Path) -> bool:
     """Give run `dst` the finished whole-split eval of the starting actor from run `src`.
 
@@ -97,20 +56,6 @@ def share_start_eval(src: Path, dst: Path) -> bool:
     d.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(s, d)
     return True
-
-
-def format_results(table: dict) -> str:
-    sites = sorted({s for row in table.values() for s in row if s != "all"})
-    head = "| config | all | " + " | ".join(sites) + " |\n|---|---|" + "---|" * len(sites)
-    def cell(m: dict | None) -> str:
-        if not m:
-            return "-"
-        spread = f" ± {100 * m['std']:.1f}" if m["n"] > 1 else ""
-        return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
-
-    rows = [f"| {name} | {cell(row.get('all'))} | " + " | ".join(cell(row.get(s)) for s in sites) + " |"
-            for name, row in table.items()]  # fmt: skip
-    return head + "\n" + "\n".join(rows)
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -140,6 +85,10 @@ def cmd_study(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    out.mkdir(parents=True, exist_ok=True)
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "table")}
+    (out / "study_config.json").write_text(json.dumps({"configs": names, "seeds": seeds, "args": given}, indent=1)
+                                           + "\n")  # fmt: skip
     first: Path | None = None
     for s in seeds:
         for name in names:

@@ -51,11 +51,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from webrl.eval.report import build_report
+    from webrl.eval.report import build_report, expand
 
-    missing = [r for r in args.runs if not (Path(r) / "train_config.json").exists()]
-    if missing:
-        print(f"error: not a `webrl train` run folder (no train_config.json): {', '.join(missing)}", file=sys.stderr)
+    try:
+        expand(args.runs)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
     out = build_report(args.runs, args.out, args.orm_eval or [])
     print(f"wrote {out} and {out.with_name(out.stem + '-viewer.html')}")
@@ -91,8 +92,8 @@ def add_commands(sub) -> None:
     t.add_argument("--no-progress", action="store_true", help="hide progress bars")
     t.set_defaults(func=cmd_train)
 
-    r = sub.add_parser("report", help="one HTML page with plots from run folders, plus a trajectory viewer")
-    r.add_argument("runs", nargs="+", help="`webrl train` run folders")
+    r = sub.add_parser("report", help="one HTML page with plots from run or study folders, plus a trajectory viewer")
+    r.add_argument("runs", nargs="+", help="`webrl train` run folders, or `webrl study` folders (all their runs)")
     r.add_argument("--out", default="report.html", help="output HTML (the viewer goes next to it: NAME-viewer.html)")
     r.add_argument("--orm-eval", action="append", help="an `orm eval` orm_eval.json to include (repeatable)")
     r.set_defaults(func=cmd_report)

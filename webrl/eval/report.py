@@ -1,6 +1,10 @@
 """`webrl report RUN [RUN ...] --out report.html`: one self-contained HTML page from
-`webrl train` run folders (plots as embedded PNGs), plus a trajectory viewer
-(`<out>-viewer.html`, linked from the report).
+`webrl train` run folders and `webrl study` folders (plots as embedded PNGs), plus a
+trajectory viewer (`<out>-viewer.html`, linked from the report).
+
+A study folder stands for its runs (named <config>/seed-<s>) and adds its own section
+first: the methods x sites table, mean ± std over the seeds finished, and the same as
+bars with the spread (eval/study.py). The viewer takes each study config's first seed.
 
 Sections: test success before/after per run (a Figure-1 analog), per-phase
 success per site, the runs x sites table, error taxonomy, success by oracle
@@ -19,6 +23,7 @@ import io
 import json
 from pathlib import Path
 
+from webrl.eval.study import format_results, results, study_layout
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
 
 
@@ -30,18 +35,66 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
-def load_run(path: str | Path) -> dict:
-    """What the report needs from one run folder."""
+def load_run(path: str | Path, browse: bool = True) -> dict:
+    """What the report needs from one run folder (`browse`: its episodes go into the viewer)."""
     p = Path(path)
     cfg = _read(p / "train_config.json") or {}
+    name = f"{p.parent.name}/{p.name}" if p.name.startswith("seed-") else p.name  # a study's run
     return {
-        "name": p.name, "path": p, "method": cfg.get("method", "webrl"), "config": cfg,
+        "name": name, "path": p, "method": cfg.get("method", "webrl"), "config": cfg, "browse": browse,
         "start": _read(p / "phase-000" / "eval" / "summary.json"),
         "final": _read(p / "final" / "eval" / "summary.json"),
         "phases": _jsonl(p / "metrics.jsonl"),
         "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
     }  # fmt: skip
+
+
+def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple[Path, list[str], list[int]]]]:
+    """Run folders (with whether the viewer takes them) and studies (folder, configs, seeds) from
+    the paths given: a `webrl train` run folder, or a study folder standing for its runs."""
+    runs, studies = [], []
+    for p in map(Path, paths):
+        if (p / "train_config.json").exists():
+            runs.append((p, True))
+        elif (layout := study_layout(p)) is not None:
+            names, seeds = layout
+            studies.append((p, names, seeds))
+            for name in names:
+                found = [p / name / f"seed-{s}" for s in seeds if (p / name / f"seed-{s}" / "train_config.json").exists()]
+                runs += [(r, i == 0) for i, r in enumerate(found)]
+        else:
+            raise ValueError(f"{p}: neither a `webrl train` run folder (train_config.json) nor a `webrl study` folder")
+    return runs, studies
+
+
+def plot_study(table: dict) -> str:
+    """Bars of each config's overall success, mean over seeds with the std as the error bar."""
+    import matplotlib.pyplot as plt
+
+    names = [n for n in table if table[n].get("all")]
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(names) + 1.5), 3.2))
+    means = [100 * table[n]["all"]["mean"] for n in names]
+    stds = [100 * table[n]["all"]["std"] for n in names]
+    colors = ["#9aa5b1" if n == "sft" else "#2f6fdf" for n in names]
+    ax.bar(range(len(names)), means, 0.6, yerr=stds, capsize=4, color=colors)
+    for x, (m, n) in enumerate(zip(means, names, strict=True)):
+        ax.text(x, m + 0.5, f"{m:.1f}\nn={table[n]['all']['n']}", ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, max([m + e for m, e in zip(means, stds, strict=True)] + [1.0]) * 1.3 + 1)  # room for the labels
+    ax.set_xticks(range(len(names)), names, fontsize=8, rotation=15)
+    ax.set_ylabel("test success (%), mean ± std")
+    return _png(fig)
+
+
+def _study_section(folder: Path, names: list[str], seeds: list[int], index: int) -> str:
+    table = results(folder, names, seeds)
+    head = f"<h2>Methods × sites, mean ± std over seeds: {html.escape(str(folder))}</h2>"
+    if not table:
+        return head + "<p>No run of this study has finished yet.</p>"
+    lines = format_results(table).splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    return head + _img(plot_study(table), f"study-{index}") + _table(header, rows)
 
 
 def _png(fig) -> str:
@@ -58,9 +111,11 @@ def _img(b64: str, alt: str) -> str:
 
 
 def _final(run: dict) -> dict | None:
+    """The final actor's eval: the whole-split one, else the last trained phase's (None before any)."""
     if run["final"]:
         return run["final"]
-    return run["phase_evals"][max(run["phase_evals"])] if run["phase_evals"] else None
+    trained = [k for k in run["phase_evals"] if k > 0]
+    return run["phase_evals"][max(trained)] if trained else None
 
 
 def plot_before_after(runs: list[dict]) -> str:
@@ -69,15 +124,16 @@ def plot_before_after(runs: list[dict]) -> str:
     fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(runs) + 2), 3.2))
     xs = range(len(runs))
     before = [(r["start"] or {}).get("success_rate", 0.0) * 100 for r in runs]
-    after = [(_final(r) or {}).get("success_rate", 0.0) * 100 for r in runs]
+    after = [(_final(r) or {}).get("success_rate", float("nan")) * 100 for r in runs]  # nan: no trained phase yet
     ax.bar([x - 0.2 for x in xs], before, 0.4, label="start (SFT)", color="#9aa5b1")
     ax.bar([x + 0.2 for x in xs], after, 0.4, label="after training", color="#2f6fdf")
     for x, a, b in zip(xs, before, after, strict=True):
         ax.text(x - 0.2, a + 0.5, f"{a:.1f}", ha="center", fontsize=8)
-        ax.text(x + 0.2, b + 0.5, f"{b:.1f}", ha="center", fontsize=8)
+        ax.text(x + 0.2, (0 if b != b else b) + 0.5, "-" if b != b else f"{b:.1f}", ha="center", fontsize=8)
     ax.set_xticks(list(xs), [f"{r['name']}\n({r['method']})" for r in runs], fontsize=8)
     ax.set_ylabel("test success (%)")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, max([v for v in before + after if v == v] + [1.0]) * 1.35 + 1)  # room for labels and legend
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
     return _png(fig)
 
 
@@ -157,17 +213,19 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     import matplotlib
 
     matplotlib.use("Agg")
-    runs = [load_run(p) for p in run_paths]
+    found, studies = expand(run_paths)
+    runs = [load_run(p, browse) for p, browse in found]
     out = Path(out)
     viewer = out.with_name(out.stem + "-viewer.html")
     parts = [f"<h1>WebRL report</h1><p>Runs: {html.escape(', '.join(str(r['path']) for r in runs))}. "
              f'Episodes: <a href="{html.escape(viewer.name)}">trajectory viewer</a>.</p>']  # fmt: skip
+    parts += [_study_section(folder, names, seeds, i) for i, (folder, names, seeds) in enumerate(studies)]
     parts.append("<h2>Test success before and after training</h2>" + _img(plot_before_after(runs), "before-after"))
     sites = sorted({s for r in runs for s in ((_final(r) or {}).get("per_site") or {})})
     rows = []
     for r in runs:
         f = _final(r) or {}
-        final_label = _pct(f.get("success_rate")) + ("" if r["final"] else f" (subset of {f.get('episodes', 0)})")
+        final_label = _pct(f.get("success_rate")) + ("" if r["final"] or not f else f" (subset of {f.get('episodes', 0)})")
         rows.append([r["name"], r["method"], _pct((r["start"] or {}).get("success_rate")), final_label,
                      *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites]])  # fmt: skip
     parts.append("<h2>Runs × sites (success %, final actor)</h2>"
@@ -228,7 +286,7 @@ def _screenshot(path) -> str | None:
 
 
 def build_viewer(runs: list[dict]) -> str:
-    eps = [e for r in runs for e in _episodes(r)]
+    eps = [e for r in runs if r.get("browse", True) for e in _episodes(r)]
     data = json.dumps(eps).replace("</", "<\\/")  # keep the JSON inside its <script> element
     return _HTML.format(title="WebRL trajectories", style=_STYLE, body=_VIEWER.replace("__DATA__", data))
 

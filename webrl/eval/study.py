@@ -1,0 +1,102 @@
+"""A study's results table: mean ± std over seeds of each config's finished runs.
+
+Pure reads of the run folders `webrl study` makes (OUT/<config>/seed-<s>/, each a `webrl
+train` run), shared by `webrl study` (OUT/results.json, OUT/results.md) and `webrl report`
+(the methods x sites table and bars of a study folder).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+
+def stats(xs: list[float]) -> dict:
+    """{"mean", "std" (sample; 0 for one value), "n"}."""
+    return {"mean": round(statistics.mean(xs), 4), "std": round(statistics.stdev(xs), 4) if len(xs) > 1 else 0.0,
+            "n": len(xs)}  # fmt: skip
+
+
+def final_summary(run: Path) -> Path | None:
+    """The finished run's final eval: the whole-split one (`final_eval`), else its last phase's
+    subset eval; None while the run is still going (a half-run's subset eval is not its result)."""
+    if not (run / "train_config.json").exists():
+        return None
+    cfg = json.loads((run / "train_config.json").read_text())
+    ev = (
+        run / "final" / "eval"
+        if cfg.get("final_eval", True)
+        else run / f"phase-{cfg['phases']:03d}" / "eval"
+    )
+    return (
+        ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
+    )
+
+
+def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
+    """mean ± std over the seeds that finished, per config, overall and per site; the `sft` row is
+    the starting actor (the first config's phase-0 evals)."""
+    out = Path(out)
+    table: dict[str, dict] = {}
+    start: dict[str, list[float]] = {}
+    for name in names:
+        finals: dict[str, list[float]] = {}
+        for s in seeds:
+            run = out / name / f"seed-{s}"
+            f, a = final_summary(run), run / "phase-000" / "eval" / "summary.json"
+            if f is None:
+                continue
+            fin = json.loads(f.read_text())
+            finals.setdefault("all", []).append(fin["success_rate"])
+            for site, v in fin.get("per_site", {}).items():
+                finals.setdefault(site, []).append(v["success_rate"])
+            if a.exists() and name == names[0]:
+                st = json.loads(a.read_text())
+                start.setdefault("all", []).append(st["success_rate"])
+                for site, v in st.get("per_site", {}).items():
+                    start.setdefault(site, []).append(v["success_rate"])
+        if finals:
+            table[name] = {k: stats(v) for k, v in finals.items()}
+    if start:
+        table = {"sft": {k: stats(v) for k, v in start.items()}, **table}
+    return table
+
+
+def format_results(table: dict) -> str:
+    """The table as markdown: one row per config, "mean ± std (n=seeds)" in %, no spread for one seed."""
+    sites = sorted({s for row in table.values() for s in row if s != "all"})
+    head = "| config | all | " + " | ".join(sites) + " |\n|---|---|" + "---|" * len(sites)
+
+    def cell(m: dict | None) -> str:
+        if not m:
+            return "-"
+        spread = f" ± {100 * m['std']:.1f}" if m["n"] > 1 else ""
+        return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
+
+    rows = [f"| {name} | {cell(row.get('all'))} | " + " | ".join(cell(row.get(s)) for s in sites) + " |"
+            for name, row in table.items()]  # fmt: skip
+    return head + "\n" + "\n".join(rows)
+
+
+def study_layout(folder: str | Path) -> tuple[list[str], list[int]] | None:
+    """(configs, seeds) of a study folder: from its study_config.json, else the
+    <config>/seed-<s>/train_config.json folders found (configs sorted, "webrl" first);
+    None when the folder holds no study runs."""
+    p = Path(folder)
+    saved = p / "study_config.json"
+    if saved.exists():
+        cfg = json.loads(saved.read_text())
+        return list(cfg["configs"]), list(cfg["seeds"])
+    runs = sorted(p.glob("*/seed-*/train_config.json"))
+    if not runs:
+        return None
+    names = sorted({r.parent.parent.name for r in runs}, key=lambda n: (n != "webrl", n))
+    seeds = sorted(
+        {
+            int(r.parent.name.split("-", 1)[1])
+            for r in runs
+            if r.parent.name.split("-", 1)[1].isdigit()
+        }
+    )
+    return names, seeds
