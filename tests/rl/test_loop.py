@@ -231,7 +231,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
     assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show
     # --table writes the table of the finished runs and runs nothing (no --init needed)
-    assert main(["study", "--out", str(tmp_path), "--seeds", "2", "--configs", "webrl,no_replay", "--table"]) == 0
+    assert main(["study", "--out", str(tmp_path), "--table"]) == 0  # configs and seeds: the folder's
     assert json.loads((tmp_path / "results.json").read_text())["no_replay"]["all"]["n"] == 1
     assert main(["study", "--out", str(tmp_path / "none"), "--table"]) == 2
     assert main(["study", "--out", str(tmp_path)]) == 2  # running needs --init

@@ -8,7 +8,7 @@ finished runs are skipped, so rerunning the command resumes the study. The start
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
 into the others (same actor, same greedy settings). The table (OUT/results.json,
 OUT/results.md, rewritten after every finished run; `--table` writes it from the
-runs finished so far without running anything) gives mean ± std over seeds of the
+runs finished so far, running nothing) gives mean ± std over seeds of the
 final actor's success (the whole-split eval, else the last phase's subset eval)
 over the finished runs, overall and per site; the `sft` row is the starting actor
 (the first config's phase-0 evals).
@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from webrl.eval.study import format_results, results
+from webrl.eval.study import format_results, results, study_layout
 
 INF = 1e9
 CONFIGS: dict[str, dict] = {
@@ -69,10 +69,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     seeds = list(range(args.seeds))
     out = Path(args.out)
     if args.table:
-        if not out.is_dir():
-            print(f"error: no study folder {out}", file=sys.stderr)
+        layout = study_layout(out)
+        if layout is None:
+            print(f"error: {out} holds no study runs (<config>/seed-<s>/train_config.json)", file=sys.stderr)
             return 2
-        print(format_results(write_results(out, names, seeds)))
+        print(format_results(write_results(out, *layout)))
         return 0
     if not args.init:
         print("error: --init (the starting actor's checkpoint) is required to run the study", file=sys.stderr)
@@ -126,6 +127,7 @@ def add_commands(sub) -> None:
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
-                   help="only write and print the table of the runs finished so far (runs nothing)")
+                   help="only write and print the table of the runs finished so far (runs nothing; the configs "
+                        "and seeds are the folder's)")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
     s.set_defaults(func=cmd_study)
