@@ -23,7 +23,7 @@ import io
 import json
 from pathlib import Path
 
-from webrl.eval.study import format_results, results, study_layout
+from webrl.eval.study import results, study_layout, table_cells
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
 
 
@@ -91,10 +91,7 @@ def _study_section(folder: Path, names: list[str], seeds: list[int], index: int)
     head = f"<h2>Methods × sites, mean ± std over seeds: {html.escape(str(folder))}</h2>"
     if not table:
         return head + "<p>No run of this study has finished yet.</p>"
-    lines = format_results(table).splitlines()
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    return head + _img(plot_study(table), f"study-{index}") + _table(header, rows)
+    return head + _img(plot_study(table), f"study-{index}") + _table(*table_cells(table))
 
 
 def _png(fig) -> str:

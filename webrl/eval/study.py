@@ -63,20 +63,25 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
     return table
 
 
-def format_results(table: dict) -> str:
-    """The table as markdown: one row per config, "mean ± std (n=seeds)" in %, no spread for one seed."""
+def _cell(m: dict | None) -> str:
+    if not m:
+        return "-"
+    spread = f" ± {100 * m['std']:.1f}" if m["n"] > 1 else ""
+    return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
+
+
+def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
+    """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed."""
     sites = sorted({s for row in table.values() for s in row if s != "all"})
-    head = "| config | all | " + " | ".join(sites) + " |\n|---|---|" + "---|" * len(sites)
+    rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites)] for name, row in table.items()]
+    return ["config", "all", *sites], rows
 
-    def cell(m: dict | None) -> str:
-        if not m:
-            return "-"
-        spread = f" ± {100 * m['std']:.1f}" if m["n"] > 1 else ""
-        return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
 
-    rows = [f"| {name} | {cell(row.get('all'))} | " + " | ".join(cell(row.get(s)) for s in sites) + " |"
-            for name, row in table.items()]  # fmt: skip
-    return head + "\n" + "\n".join(rows)
+def format_results(table: dict) -> str:
+    """The table as markdown (`table_cells`)."""
+    header, rows = table_cells(table)
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
 def study_layout(folder: str | Path) -> tuple[list[str], list[int]] | None:
