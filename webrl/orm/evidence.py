@@ -170,8 +170,8 @@ def state_evidence(intent: str, responses: list[str], final_obs: str, lead_word:
     """Evidence lines about where the episode ended, for the tasks that change state or open a
     page (which end with no answer): the site's confirmation message, how many of the task's
     names (`task_names`) the page's title and heading show, how many of the task's values
-    (`task_values`) the agent typed or selected, whether a text answer sits on a line about what was asked
-    (`answer_line`), and the number of steps."""
+    (`task_values`) the agent typed or selected, whether a text answer sits on a line about
+    what was asked (`answer_line`), and the number of steps."""
     names, values = task_names(intent, lead_word), task_values(intent)
     title = words(page_title(final_obs))
     typed = [a.argument for a in (parse_action(r).action for r in responses)
