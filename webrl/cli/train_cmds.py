@@ -51,14 +51,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from webrl.eval.report import build_report, expand
+    from webrl.eval.report import build_report
 
     try:
-        expand(args.runs)
-    except ValueError as e:
+        out = build_report(args.runs, args.out, args.orm_eval or [])
+    except ValueError as e:  # a path that is neither a run nor a study folder
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out = build_report(args.runs, args.out, args.orm_eval or [])
     print(f"wrote {out} and {out.with_name(out.stem + '-viewer.html')}")
     return 0
 

@@ -24,14 +24,16 @@ def final_summary(run: Path) -> Path | None:
     if not (run / "train_config.json").exists():
         return None
     cfg = json.loads((run / "train_config.json").read_text())
-    ev = (
-        run / "final" / "eval"
-        if cfg.get("final_eval", True)
-        else run / f"phase-{cfg['phases']:03d}" / "eval"
-    )
-    return (
-        ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
-    )
+    ev = run / "final" / "eval" if cfg.get("final_eval", True) else run / f"phase-{cfg['phases']:03d}" / "eval"
+    return ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
+
+
+def _add(acc: dict[str, list[float]], summary: Path) -> None:
+    """Append an eval summary's success rates, overall ("all") and per site, to `acc`."""
+    s = json.loads(summary.read_text())
+    acc.setdefault("all", []).append(s["success_rate"])
+    for site, v in s.get("per_site", {}).items():
+        acc.setdefault(site, []).append(v["success_rate"])
 
 
 def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
@@ -47,15 +49,9 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
             f, a = final_summary(run), run / "phase-000" / "eval" / "summary.json"
             if f is None:
                 continue
-            fin = json.loads(f.read_text())
-            finals.setdefault("all", []).append(fin["success_rate"])
-            for site, v in fin.get("per_site", {}).items():
-                finals.setdefault(site, []).append(v["success_rate"])
+            _add(finals, f)
             if a.exists() and name == names[0]:
-                st = json.loads(a.read_text())
-                start.setdefault("all", []).append(st["success_rate"])
-                for site, v in st.get("per_site", {}).items():
-                    start.setdefault(site, []).append(v["success_rate"])
+                _add(start, a)
         if finals:
             table[name] = {k: stats(v) for k, v in finals.items()}
     if start:
@@ -97,11 +93,5 @@ def study_layout(folder: str | Path) -> tuple[list[str], list[int]] | None:
     if not runs:
         return None
     names = sorted({r.parent.parent.name for r in runs}, key=lambda n: (n != "webrl", n))
-    seeds = sorted(
-        {
-            int(r.parent.name.split("-", 1)[1])
-            for r in runs
-            if r.parent.name.split("-", 1)[1].isdigit()
-        }
-    )
+    seeds = sorted({int(n) for n in (r.parent.name.removeprefix("seed-") for r in runs) if n.isdigit()})
     return names, seeds
