@@ -111,6 +111,21 @@ def test_state_evidence_hand_checked():
     assert "Site message" not in history_text(ask, steps, saved)
 
 
+def test_missing_words_hand_checked():
+    from webrl.orm.evidence import missing_words
+
+    cart = "URL: /shop/cart\nTitle: Cart\n[Blue Mug](10) | $4.00 | 3 | $12.00\nStandard shipping"
+    # "add", "units" and the quantity 4 are not on the page; "of", "to", "my" are common words
+    assert missing_words("Add 4 units of Blue Mug to my cart.", cart) == "Task words not on final page: add, 4, units"
+    assert missing_words("Open Blue Mug's cart.", cart) == "Task words not on final page: open"  # "mug", "s"
+    assert missing_words("Cart", cart) == "Task words not on final page: none"
+    assert missing_words("one two three four five", cart, limit=2) == "Task words not on final page: one, two, ..."
+    ask, done = "Buy a Blue Mug with overnight shipping.", ['exit(message="Done")']
+    assert history_text(ask, done, cart, missing=True).splitlines()[3] == \
+        "Task words not on final page: buy, overnight"  # fmt: skip
+    assert "not on final page" not in history_text(ask, done, cart)
+
+
 def test_pair_truncation_keeps_task_and_answer(tok):
     t = traj("$12.50", "$12.50")
     t["responses"] = [f'do(action="Click", element="{i}")' for i in range(60)] + ['exit(message="$12.50")']

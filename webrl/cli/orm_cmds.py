@@ -110,7 +110,8 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
             return 2
         enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16,
                                  "pool": args.pool, "max_tokens": args.max_tokens,
-                                 "history_tokens": args.history_tokens, "state": args.state}.items()
+                                 "history_tokens": args.history_tokens, "state": args.state,
+                                 "missing": args.missing}.items()
                if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
@@ -119,9 +120,10 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(json.dumps(line))
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
-    enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state)
+    enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state,
+                args.missing)
     if any(v is not None for v in enc_only):
-        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens and --state are for the "
+        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state and --missing are for the "
               "encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
@@ -243,6 +245,8 @@ def add_commands(sub) -> None:
     t.add_argument("--state", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: evidence lines on where the episode ended (site message, names in the title, "
                         "values typed, answer line, steps; default off)")
+    t.add_argument("--missing", action=argparse.BooleanOptionalAction, default=None,
+                   help="encoder: an evidence line listing the task's words the final page does not show")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

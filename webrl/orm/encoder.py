@@ -64,7 +64,7 @@ from tqdm import tqdm
 
 from webrl.agent.view import compact_page
 from webrl.models.device import bf16_autocast, default_device, module_device
-from webrl.orm.evidence import answer_context, evidence, state_evidence  # noqa: F401  (re-exported)
+from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold
 from webrl.rl.demos import length_batches, load_jsonl
@@ -115,6 +115,10 @@ class EncoderORMConfig(TrainConfig):
                   "values typed, whether a text answer sits on a line about the question, and the step count "
                   "(measured no better at the cpu budget: docs/results.md)"},
     )
+    missing: bool = field(
+        default=False,
+        metadata={"help": "evidence also lists the task's words the final page does not show (`missing_words`)"},
+    )
     lead_word: bool = field(
         default=False,
         metadata={"help": "task names keep a sentence's capitalised first word ('Save Willow Grill'; checkpoints "
@@ -152,7 +156,7 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
 
 def history_text(
     intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True,
-    lead_word: bool = False, state: bool = False,
+    lead_word: bool = False, state: bool = False, missing: bool = False,
 ) -> str:
     """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
     context when `context`, with `state_evidence` when `state`), the last response, then the
@@ -160,6 +164,8 @@ def history_text(
     checks = evidence(intent, responses, final_obs, echo, lead_word) if final_obs is not None else []
     if final_obs is not None and state:
         checks += state_evidence(intent, responses, final_obs, lead_word)
+    if final_obs is not None and missing:
+        checks.append(missing_words(intent, final_obs))
     parts = [f"Task: {intent}", *checks]
     if final_obs is not None and context:
         parts.append(answer_context(responses, final_obs))
@@ -174,7 +180,7 @@ def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int]
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
     text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo, cfg.lead_word,
-                        cfg.state)
+                        cfg.state, cfg.missing)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]

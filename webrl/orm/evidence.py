@@ -166,6 +166,19 @@ def answer_line(responses: list[str], final_obs: str, intent: str) -> str:
     return "yes" if asked & set(words(line)) else "no"
 
 
+def missing_words(intent: str, final_obs: str, limit: int = 8) -> str:
+    """The task's own words (besides common ones) that the final page does not show, in the task's
+    order, at most `limit`: what an episode that changed the wrong thing leaves behind ("4" when the
+    cart says 3, "overnight" when the order shipped standard, a street the address never got)."""
+    page = set(page_words(final_obs))
+    seen: list[str] = []
+    for w in words(intent):
+        if (len(w) > 1 or w.isdigit()) and w not in _COMMON and w not in page and w not in seen:
+            seen.append(w)
+    shown = ", ".join(seen[:limit]) + (", ..." if len(seen) > limit else "")
+    return f"Task words not on final page: {shown or 'none'}"
+
+
 def state_evidence(intent: str, responses: list[str], final_obs: str, lead_word: bool = False) -> list[str]:
     """Evidence lines about where the episode ended, for the tasks that change state or open a
     page (which end with no answer): the site's confirmation message, how many of the task's
