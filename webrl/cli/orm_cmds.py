@@ -244,9 +244,9 @@ def add_commands(sub) -> None:
                    help="encoder: tokens for the task, evidence and actions (segment A; preset: cpu 128, gpu 160)")
     t.add_argument("--state", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: evidence lines on where the episode ended (site message, names in the title, "
-                        "values typed, answer line, steps; default off)")
+                        "values typed, answer line, steps; preset: on)")
     t.add_argument("--missing", action=argparse.BooleanOptionalAction, default=None,
-                   help="encoder: an evidence line listing the task's words the final page does not show")
+                   help="encoder: an evidence line listing the task's words the final page does not show (preset: on)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)
