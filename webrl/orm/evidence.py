@@ -171,10 +171,8 @@ def missing_words(intent: str, final_obs: str, limit: int = 8) -> str:
     order, at most `limit`: what an episode that changed the wrong thing leaves behind ("4" when the
     cart says 3, "overnight" when the order shipped standard, a street the address never got)."""
     page = set(page_words(final_obs))
-    seen: list[str] = []
-    for w in words(intent):
-        if (len(w) > 1 or w.isdigit()) and w not in _COMMON and w not in page and w not in seen:
-            seen.append(w)
+    seen = list(dict.fromkeys(w for w in words(intent)
+                              if (len(w) > 1 or w.isdigit()) and w not in _COMMON and w not in page))  # fmt: skip
     shown = ", ".join(seen[:limit]) + (", ..." if len(seen) > limit else "")
     return f"Task words not on final page: {shown or 'none'}"
 
