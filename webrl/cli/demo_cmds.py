@@ -79,10 +79,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     show("orm")
     if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
+        ocfg = ENCODER_PRESETS[args.preset] if args.orm_kind == "encoder" else ORM_PRESETS[args.preset]
+        data_s = json.loads(data.with_suffix(".stats.json").read_text()).get("seconds")
+        minutes = orm_minutes(args.orm_budget, data_s, ocfg.minutes)
+        if minutes != ocfg.minutes:
+            print(f"orm: {minutes:.1f} min of training = the {args.orm_budget:g}-min ORM budget less "
+                  f"{data_s / 60:.1f} min of data building", flush=True)  # fmt: skip
+        ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes)
         if args.orm_kind == "encoder":
-            train_encoder_orm(replace(ENCODER_PRESETS[args.preset], data=str(data), clock="cpu"), orm, progress)
+            train_encoder_orm(ocfg, orm, progress)
         else:
-            train_orm(replace(ORM_PRESETS[args.preset], data=str(data), clock="cpu"), mcfg, orm, progress)
+            train_orm(ocfg, mcfg, orm, progress)
 
     show("orm-eval")
     rep_path = run / "orm" / "eval.json"
@@ -105,6 +112,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = 5.0) -> float:
+    """The ORM's training minutes under a budget for data building + training (issue: <= 20 min on
+    the cpu preset): what the train-split data left of `budget`, at least `floor`. The preset's own
+    minutes when there is no budget (0), no time-budgeted preset (0 minutes: cpu-tiny, gpu) or no
+    recorded data time (a run folder from before the data stage recorded it)."""
+    if budget <= 0 or preset_minutes <= 0 or data_s is None:
+        return preset_minutes
+    return round(max(floor, budget - data_s / 60), 2)
+
+
 def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool,
               extra: Path | None = None) -> None:
     """Scripted behaviours on the split's tasks + the SFT policy (T=0 and T=1) on a sample of them
@@ -119,6 +136,7 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     from webrl.rl.loop import stratified
     from webrl.tasks.splits import load_split
 
+    t0 = time.perf_counter()
     tasks = load_split(split)
     prompt = load_prompt_config(policy)
     env = WebEnv()
@@ -135,7 +153,8 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
         trajs += from_episodes(load_jsonl(extra), "policy_t0")
     trajs = dedupe(trajs)
     save_jsonl(trajs, out)
-    out.with_suffix(".stats.json").write_text(json.dumps(stats(trajs), indent=1) + "\n")
+    info = {**stats(trajs), "seconds": round(time.perf_counter() - t0, 1)}
+    out.with_suffix(".stats.json").write_text(json.dumps(info, indent=1) + "\n")
 
 
 def comparison(run: Path) -> str:
@@ -161,6 +180,9 @@ def add_commands(sub) -> None:
     d.add_argument("--orm-kind", default="encoder", choices=("encoder", "lm"),
                    help="encoder: all-MiniLM-L6-v2 + head (default) | lm: the SmolLM2 + LoRA judge")
     d.add_argument("--orm-policy-tasks", type=int, default=24, help="tasks the SFT policy rolls out for ORM data")
+    d.add_argument("--orm-budget", type=float, default=20.0,
+                   help="minutes for the ORM's train data + training: training gets what the data building left "
+                        "(at least 5; cpu preset only; 0 = the preset's training minutes)")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_demo)

@@ -148,7 +148,8 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
     # 256-token pairs: 72.6 % accuracy on held-out trajectories where 512 gave 57.2-65.8 % (0.7-1.4 epochs in
     # the same 10 CPU-min; runs/orm-v3, docs/results.md); the page's head (URL, title) stays in
     # state + missing-word lines: 84.2 % on a train-split holdout where the lines off gave 81.8 % (same 10
-    # CPU-min; session 2026-12-02 (4)); the time budget, not the epoch count, ends training
+    # CPU-min; session 2026-12-02 (4)); the time budget, not the epoch count, ends training (`webrl demo`
+    # raises it to what the data building left of 20 minutes: 10/14/20 min gave 84.2/85.3/86.2 %)
     "cpu": EncoderORMConfig(lr=1e-4, epochs=6.0, minutes=10.0, warmup_steps=20, weight_decay=0.01, max_tokens=256,
                             history_tokens=128, max_batch_tokens=4096, max_seq_tokens=256, freeze_layers=2,
                             bf16=True, state=True, missing=True),
