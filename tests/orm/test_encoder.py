@@ -22,6 +22,7 @@ from webrl.orm.encoder import (  # noqa: E402
     train_encoder_orm,
 )
 from webrl.orm.model import load_orm  # noqa: E402
+from webrl.orm.prompt import short_action  # noqa: E402
 from webrl.rl.demos import save_jsonl  # noqa: E402
 
 PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"
@@ -46,6 +47,18 @@ def test_history_is_most_recent_first():
     assert history_text("t", []) == "Task: t\nLast action: (none)"
     with_page = history_text("What does the Blue Mug cost?", ['exit(message="$12.50")'], PAGE)
     assert with_page.splitlines()[1:3] == ["Answer on final page: 1 of 1", "Task names on final page: 1 of 1"]
+
+
+def test_short_actions_hand_checked():
+    steps = ['# Element: [Blue Mug](3)\ndo(action="Click", element="3")',
+             '# Element: [qty](10)\ndo(action="Type", argument="4", element="10")',
+             '# Element: [x](9)\ndo(action="Click", element="11")',  # the comment names another element
+             'do(action="Go Backward")', "I think so", 'exit(message="$12.50")']  # fmt: skip
+    assert [short_action(r) for r in steps] == ["Click [Blue Mug]", 'Type "4" in [qty]', "Click #11", "Go Backward",
+                                                "Invalid: I think so", 'Exit "$12.50"']  # fmt: skip
+    assert short_action('do(action="Search", argument="' + "a" * 80 + '", element="2")', width=5) == 'Search "aaaaa" in #2'
+    assert history_text("Buy it", steps[:2], short=True) == 'Task: Buy it\nLast action: Type "4" in [qty]\n' \
+                                                            "Earlier actions: 1. Click [Blue Mug]"  # fmt: skip
 
 
 def test_evidence_hand_checked():

@@ -111,7 +111,7 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16,
                                  "pool": args.pool, "max_tokens": args.max_tokens,
                                  "history_tokens": args.history_tokens, "state": args.state,
-                                 "missing": args.missing}.items()
+                                 "missing": args.missing, "short_actions": args.short_actions}.items()
                if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
@@ -121,10 +121,10 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
     enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state,
-                args.missing)
+                args.missing, args.short_actions)
     if any(v is not None for v in enc_only):
-        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state and --missing are for the "
-              "encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
+        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state, --missing and "
+              "--short-actions are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -247,6 +247,8 @@ def add_commands(sub) -> None:
                         "values typed, answer line, steps; preset: on)")
     t.add_argument("--missing", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: an evidence line listing the task's words the final page does not show (preset: on)")
+    t.add_argument("--short-actions", action=argparse.BooleanOptionalAction, default=None,
+                   help="encoder: actions in a few words ('Click [Add to cart]') instead of the raw responses")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

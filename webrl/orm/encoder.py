@@ -67,7 +67,7 @@ from webrl.agent.view import compact_page
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
-from webrl.orm.prompt import fold
+from webrl.orm.prompt import fold, short_action
 from webrl.rl.demos import length_batches, load_jsonl
 from webrl.rl.sft import (
     EpochBatches,
@@ -120,6 +120,11 @@ class EncoderORMConfig(TrainConfig):
         default=False,
         metadata={"help": "evidence also lists the task's words the final page does not show (`missing_words`)"},
     )
+    short_actions: bool = field(
+        default=False,
+        metadata={"help": "actions in a few words (`Click [Add to cart]`: orm/prompt.py `short_action`) instead of "
+                  "the raw responses, so more of them fit segment A"},
+    )
     lead_word: bool = field(
         default=False,
         metadata={"help": "task names keep a sentence's capitalised first word ('Save Willow Grill'; checkpoints "
@@ -160,11 +165,12 @@ ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
 
 def history_text(
     intent: str, responses: list[str], final_obs: str | None = None, context: bool = False, echo: bool = True,
-    lead_word: bool = False, state: bool = False, missing: bool = False,
+    lead_word: bool = False, state: bool = False, missing: bool = False, short: bool = False,
 ) -> str:
     """Segment A: the task, the evidence lines (when `final_obs` is given; with the answer's
     context when `context`, with `state_evidence` when `state`), the last response, then the
-    earlier ones, most recent first."""
+    earlier ones, most recent first (each folded to one line, or in a few words when `short`)."""
+    line = short_action if short else fold
     checks = evidence(intent, responses, final_obs, echo, lead_word) if final_obs is not None else []
     if final_obs is not None and state:
         checks += state_evidence(intent, responses, final_obs, lead_word)
@@ -173,9 +179,9 @@ def history_text(
     parts = [f"Task: {intent}", *checks]
     if final_obs is not None and context:
         parts.append(answer_context(responses, final_obs))
-    parts.append(f"Last action: {fold(responses[-1]) if responses else '(none)'}")
+    parts.append(f"Last action: {line(responses[-1]) if responses else '(none)'}")
     if len(responses) > 1:
-        earlier = [f"{i + 1}. {fold(r)}" for i, r in reversed(list(enumerate(responses[:-1])))]
+        earlier = [f"{i + 1}. {line(r)}" for i, r in reversed(list(enumerate(responses[:-1])))]
         parts.append("Earlier actions: " + " ".join(earlier))
     return "\n".join(parts)
 
@@ -184,7 +190,7 @@ def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int]
     """(input_ids, token_type_ids) of one trajectory, within `cfg.max_tokens` (see module docstring)."""
     page = traj["final_obs"] if cfg.evidence else None
     text = history_text(traj["intent"], traj["responses"], page, cfg.context, cfg.echo, cfg.lead_word,
-                        cfg.state, cfg.missing)
+                        cfg.state, cfg.missing, cfg.short_actions)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
     b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]

@@ -43,9 +43,12 @@ cuts the end of the final page.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 
 from webrl.agent.view import compact_page
+from webrl.env.actions import parse_action
 
 QUESTION = "Question: Did the agent complete the task? Answer yes or no.\nAnswer:"
 QUESTION_WITH_TASK = 'Question: Did the agent complete the task "{intent}"? Answer yes or no.\nAnswer:'
@@ -77,6 +80,32 @@ class ORMPromptConfig:
 def fold(response: str) -> str:
     """One line per step: the raw response with its newlines folded."""
     return " | ".join(line.strip() for line in response.strip().splitlines() if line.strip())
+
+
+_ELEMENT_COMMENT = re.compile(r"#\s*Element:\s*\[(.*?)\]\((\d+)\)")
+
+
+def _quoted(text: str, width: int) -> str:
+    return json.dumps(text[:width], ensure_ascii=False)
+
+
+def short_action(response: str, width: int = 60) -> str:
+    """A response as the action it takes, in a few words: `Click [Add to cart]`, `Type "4" in [qty]`,
+    `Exit "$12.99"`, `Go Backward`; the element named by the response's own `# Element: [label](id)`
+    comment when its id is the action's (else `#id`); `Invalid: <response>` when it does not parse.
+    About a fifth of the tokens of `fold` for the same step."""
+    a = parse_action(response).action
+    if a is None:
+        return f"Invalid: {fold(response)[:width]}"
+    if a.kind == "exit":
+        return f"Exit {_quoted(a.argument or '', width)}"
+    words = [a.kind]
+    if a.argument is not None:
+        words.append(_quoted(a.argument, width) + (" in" if a.element is not None else ""))
+    if a.element is not None:
+        named = {int(i): label for label, i in _ELEMENT_COMMENT.findall(response)}
+        words.append(f"[{named[a.element][:width]}]" if a.element in named else f"#{a.element}")
+    return " ".join(words)
 
 
 def render(intent: str, responses: list[str], page: str, omitted: int = 0, layout: str = "paper") -> str:
