@@ -53,6 +53,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
+    stage = stage_runner(args.threads)
     show = Progress(stages, BUDGET if args.preset == "cpu" else None)
     mcfg = preset(args.preset)
     progress = not args.no_progress
@@ -60,22 +61,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     show("sft")
     sft = run / "sft"
     if not (sft / "final" / "webrl_model.json").exists():
-        train_sft(replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
+        stage(train_sft, replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
 
     orm = run / "orm" / "model"
     loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
                          "demos": str(sft / "demos.jsonl"), **({"phases": args.phases} if args.phases else {})})  # fmt: skip
     show("sft-eval")  # = the phase loop's phase-000 eval, run now so the ORM eval can reuse its episodes
-    evaluate_start(loop, run / "webrl", progress)
+    stage(evaluate_start, loop, run / "webrl", progress)
 
     show("orm-data")
     data = run / "orm" / "train.jsonl"
     test_data = run / "orm" / "test.jsonl"
     if not data.exists():
-        _orm_data("train", data, sft / "final", args.orm_policy_tasks, progress)
+        stage(_orm_data, "train", data, sft / "final", args.orm_policy_tasks, progress)
     if not test_data.exists():  # scripted behaviours + the SFT actor's greedy episodes from sft-eval
-        _orm_data("test", test_data, sft / "final", 0, progress,
-                  extra=run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
+        stage(_orm_data, "test", test_data, sft / "final", 0, progress,
+              run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
 
     show("orm")
     if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
@@ -87,29 +88,64 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   f"{data_s / 60:.1f} min of data building", flush=True)  # fmt: skip
         ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes)
         if args.orm_kind == "encoder":
-            train_encoder_orm(ocfg, orm, progress)
+            stage(train_encoder_orm, ocfg, orm, progress)
         else:
-            train_orm(ocfg, mcfg, orm, progress)
+            stage(train_orm, ocfg, mcfg, orm, progress)
 
     show("orm-eval")
-    rep_path = run / "orm" / "eval.json"
-    if not rep_path.exists():
-        from webrl.orm.metrics import format_report, report
-        from webrl.orm.model import load_orm
-        from webrl.rl.demos import load_jsonl
-
-        trajs = load_jsonl(test_data)
-        t0 = time.perf_counter()
-        probs = load_orm(orm / "final").prob_success(trajs)
-        rep = report(probs, trajs)
-        rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
-        rep_path.write_text(json.dumps(rep, indent=1) + "\n")
-        print(format_report(rep))
+    if not (run / "orm" / "eval.json").exists():
+        stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json")
 
     show("train")
-    train(loop, run / "webrl", progress)
+    stage(train, loop, run / "webrl", progress)
     print(comparison(run / "webrl"))
     return 0
+
+
+def _orm_eval(test_data: Path, orm: Path, out: Path) -> None:
+    """The trained ORM on the held-out test-task trajectories: `webrl orm eval`'s report, with throughput."""
+    from webrl.orm.metrics import format_report, report
+    from webrl.orm.model import load_orm
+    from webrl.rl.demos import load_jsonl
+
+    trajs = load_jsonl(test_data)
+    t0 = time.perf_counter()
+    probs = load_orm(orm).prob_success(trajs)
+    rep = report(probs, trajs)
+    rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
+    out.write_text(json.dumps(rep, indent=1) + "\n")
+    print(format_report(rep))
+
+
+def _stage_main(threads: int, fn, args: tuple) -> None:
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    fn(*args)
+
+
+def stage_runner(threads: int):
+    """`stage(fn, *args)`: run one demo stage's function in a fresh (spawned) process and wait for it.
+    In one long-lived process, the demo's encoder ORM trained at ~2,700 tokens/s after the SFT, its
+    eval and the ORM data had run there, against ~6,100 in a fresh process (3x fewer steps in the same
+    CPU-minute budget, 80.0 % accuracy instead of 87.2 %); short reproductions did not show it, so the
+    cause is not known. Each stage now starts clean; its outputs are files, as before."""
+    import multiprocessing
+
+    def stage(fn, *args) -> None:
+        proc = multiprocessing.get_context("spawn").Process(target=_stage_main, args=(threads, fn, args))
+        proc.start()
+        try:
+            proc.join()
+        except KeyboardInterrupt:
+            proc.terminate()
+            proc.join()
+            raise
+        if proc.exitcode:
+            raise SystemExit(f"demo: {fn.__name__} failed (exit code {proc.exitcode}); rerun the same command to resume")
+
+    return stage
 
 
 def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = 5.0) -> float:
