@@ -129,8 +129,9 @@ def stage_runner(threads: int):
     """`stage(fn, *args)`: run one demo stage's function in a fresh (spawned) process and wait for it.
     In one long-lived process, the demo's encoder ORM trained at ~2,700 tokens/s after the SFT, its
     eval and the ORM data had run there, against ~6,100 in a fresh process (3x fewer steps in the same
-    CPU-minute budget, 80.0 % accuracy instead of 87.2 %); short reproductions did not show it, so the
-    cause is not known. Each stage now starts clean; its outputs are files, as before."""
+    CPU-minute budget: 80.0 % accuracy where a fresh process reached 85.6 % on the same data); short
+    reproductions did not show it, so the cause is not known. Each stage now starts clean; its outputs
+    are files, as before."""
     import multiprocessing
 
     def stage(fn, *args) -> None:
