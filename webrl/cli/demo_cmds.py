@@ -20,8 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 
 # cpu-preset minutes per stage on 2 cores, for the "left" estimate (measured: a fresh-clone
-# `make demo`, docs/results.md "Session 2026-12-01 (3)")
-BUDGET = {"sft": 32, "sft-eval": 21, "orm-data": 9, "orm": 11, "orm-eval": 2, "train": 47}
+# `make demo`, docs/results.md "Session 2026-12-02 (6)"; "train" = 3 phases (15.6) + the final
+# eval, 7.6 there with short episodes, about 24 with the SFT actor's episode length)
+BUDGET = {"sft": 33, "sft-eval": 26, "orm-data": 10, "orm": 11, "orm-eval": 1, "train": 30}
 
 
 class Progress:
