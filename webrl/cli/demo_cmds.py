@@ -19,6 +19,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.cli.stages import stage_runner
+
 # cpu-preset minutes per stage on 2 cores, for the "left" estimate (measured: a fresh-clone
 # `make demo`, docs/results.md "Session 2026-12-02 (6)"; "train" = 3 phases (15.6) + the final
 # eval, 7.6 there with short episodes, about 24 with the SFT actor's episode length)
@@ -116,38 +118,6 @@ def _orm_eval(test_data: Path, orm: Path, out: Path) -> None:
     rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
     out.write_text(json.dumps(rep, indent=1) + "\n")
     print(format_report(rep))
-
-
-def _stage_main(threads: int, fn, args: tuple) -> None:
-    import torch
-
-    if threads:
-        torch.set_num_threads(threads)
-    fn(*args)
-
-
-def stage_runner(threads: int):
-    """`stage(fn, *args)`: run one demo stage's function in a fresh (spawned) process and wait for it.
-    In one long-lived process, the demo's encoder ORM trained at ~2,700 tokens/s after the SFT, its
-    eval and the ORM data had run there, against ~6,100 in a fresh process (3x fewer steps in the same
-    CPU-minute budget: 80.0 % accuracy where a fresh process reached 85.6 % on the same data); short
-    reproductions did not show it, so the cause is not known. Each stage now starts clean; its outputs
-    are files, as before."""
-    import multiprocessing
-
-    def stage(fn, *args) -> None:
-        proc = multiprocessing.get_context("spawn").Process(target=_stage_main, args=(threads, fn, args))
-        proc.start()
-        try:
-            proc.join()
-        except KeyboardInterrupt:
-            proc.terminate()
-            proc.join()
-            raise
-        if proc.exitcode:
-            raise SystemExit(f"demo: {fn.__name__} failed (exit code {proc.exitcode}); rerun the same command to resume")
-
-    return stage
 
 
 def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = 5.0) -> float:

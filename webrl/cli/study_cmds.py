@@ -4,7 +4,8 @@
                 --demos runs/demo/sft/demos.jsonl --out runs/study --seeds 3
 
 Every (config, seed) is one resumable `webrl train` run in OUT/<config>/seed-<s>/;
-finished runs are skipped, so rerunning the command resumes the study. The starting
+finished runs are skipped, so rerunning the command resumes the study. Each run starts in a
+fresh process (`cli/stages.py`: in one long-lived process the demo's ORM trained 3x slower). The starting
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
 into the others (same actor, same greedy settings). The table (OUT/results.json,
 OUT/results.md, rewritten after every finished run; `--table` writes it from the
@@ -21,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from webrl.cli.stages import stage_runner
 from webrl.eval.study import format_results, results, study_layout
 
 INF = 1e9
@@ -90,6 +92,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "table")}
     (out / "study_config.json").write_text(json.dumps({"configs": names, "seeds": seeds, "args": given}, indent=1)
                                            + "\n")  # fmt: skip
+    stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
     first: Path | None = None
     for s in seeds:
         for name in names:
@@ -98,7 +101,7 @@ def cmd_study(args: argparse.Namespace) -> int:
             cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
             if first is not None and cfg.final_eval:
                 share_start_eval(first, run)
-            train(cfg, run, progress=not args.no_progress)
+            stage(train, cfg, run, not args.no_progress)
             first = first or run
             write_results(out, names, seeds)  # the table so far, after every finished run
     print(format_results(write_results(out, names, seeds)))
