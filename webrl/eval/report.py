@@ -47,7 +47,28 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
         "phases": _jsonl(p / "metrics.jsonl"),
         "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
+        "start_on_subset": start_on_subset(p),
     }  # fmt: skip
+
+
+def start_on_subset(run: Path) -> dict | None:
+    """The starting actor's success on the tasks of the per-phase eval (a fixed subset of the eval
+    split), read from its whole-split episodes (phase-000/eval): {"success_rate", "episodes",
+    "per_site": {site: {"success_rate", "episodes"}}}. None when the phases evaluate the whole
+    split too, or a file is missing. The per-phase curve starts from it, so it compares the same tasks."""
+    start = _jsonl(run / "phase-000" / "eval" / "episodes.jsonl")
+    later = sorted(d for d in run.glob("phase-*") if d.name != "phase-000" and (d / "eval" / "episodes.jsonl").exists())
+    if not start or not later:
+        return None
+    ids = {str(r["task_id"]) for r in _jsonl(later[0] / "eval" / "episodes.jsonl")}
+    recs = [r for r in start if str(r["task_id"]) in ids]
+    if len(ids) >= len(start) or len(recs) != len(ids):
+        return None
+    sites: dict[str, list[bool]] = {}
+    for r in recs:
+        sites.setdefault(r.get("site", "?"), []).append(bool(r["success"]))
+    return {"success_rate": sum(r["success"] for r in recs) / len(recs), "episodes": len(recs),
+            "per_site": {k: {"success_rate": sum(v) / len(v), "episodes": len(v)} for k, v in sites.items()}}  # fmt: skip
 
 
 def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple[Path, list[str], list[int]]]]:
@@ -115,6 +136,12 @@ def _final(run: dict) -> dict | None:
     return run["phase_evals"][max(trained)] if trained else None
 
 
+def _subset_note(run: dict) -> str:
+    """For a run not finished: its "after" is the last phase's subset eval, not the whole split."""
+    f = _final(run)
+    return "" if run["final"] or not f else f"\nafter: subset of {f.get('episodes', 0)}"
+
+
 def plot_before_after(runs: list[dict]) -> str:
     import matplotlib.pyplot as plt
 
@@ -127,7 +154,7 @@ def plot_before_after(runs: list[dict]) -> str:
     for x, a, b in zip(xs, before, after, strict=True):
         ax.text(x - 0.2, a + 0.5, f"{a:.1f}", ha="center", fontsize=8)
         ax.text(x + 0.2, (0 if b != b else b) + 0.5, "-" if b != b else f"{b:.1f}", ha="center", fontsize=8)
-    ax.set_xticks(list(xs), [f"{r['name']}\n({r['method']})" for r in runs], fontsize=8)
+    ax.set_xticks(list(xs), [f"{r['name']}\n({r['method']})" + _subset_note(r) for r in runs], fontsize=8)
     ax.set_ylabel("test success (%)")
     ax.set_ylim(0, max([v for v in before + after if v == v] + [1.0]) * 1.35 + 1)  # room for labels and legend
     ax.legend(fontsize=8, loc="upper left", ncol=2)
@@ -138,13 +165,19 @@ def plot_phase_curves(run: dict) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
-    phases = sorted(run["phase_evals"])
-    sites = sorted({s for k in phases for s in (run["phase_evals"][k] or {}).get("per_site", {})})
+    evals = dict(run["phase_evals"])
+    sub = run.get("start_on_subset")
+    if sub and 0 in evals:  # phases 1.. ran a subset: start the curve from the same tasks
+        evals[0] = sub
+        n, whole, final = sub["episodes"], run["start"] or {}, run["final"] or {}
+        title = f"the same {n} test tasks every phase; whole split: start {_pct(whole.get('success_rate'))} %"
+        ax.set_title(title + (f", final {_pct(final.get('success_rate'))} %" if final else ""), fontsize=8)
+    phases = sorted(evals)
+    sites = sorted({s for k in phases for s in (evals[k] or {}).get("per_site", {})})
     for site in sites:
-        ys = [run["phase_evals"][k].get("per_site", {}).get(site, {}).get("success_rate", float("nan")) * 100
-              for k in phases]  # fmt: skip
+        ys = [evals[k].get("per_site", {}).get(site, {}).get("success_rate", float("nan")) * 100 for k in phases]
         ax.plot(phases, ys, marker="o", label=site)
-    ax.plot(phases, [run["phase_evals"][k]["success_rate"] * 100 for k in phases], marker="s", color="black",
+    ax.plot(phases, [evals[k]["success_rate"] * 100 for k in phases], marker="s", color="black",
             linewidth=2, label="all")  # fmt: skip
     ax.set_xlabel("phase (0 = start)")
     ax.set_ylabel("eval success (%)")
