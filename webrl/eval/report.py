@@ -10,8 +10,8 @@ Sections: test success before/after per run (a Figure-1 analog), per-phase
 success per site, the runs x sites table, error taxonomy, success by oracle
 step-count bucket, curriculum statistics per phase, the ORM (accuracy and
 confusion from `--orm-eval` files, agreement with the evaluators per phase),
-replay-buffer size. Everything is read from files the runs wrote; nothing is
-recomputed. Page text (observations, responses) goes into the viewer as JSON
+replay-buffer size. Everything is read from files the runs wrote; the one thing
+computed is the starting actor's rate on the per-phase subset, from its episodes. Page text (observations, responses) goes into the viewer as JSON
 and is shown with `textContent`, never as HTML.
 """
 
