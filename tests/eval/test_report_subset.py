@@ -18,6 +18,7 @@ def test_start_on_subset_hand_checked(tmp_path):
         {"task_id": 4, "site": "map", "success": True},
         {"task_id": 5, "site": "forum", "success": False},
     ]
+    start = [{**r, "family": f"{r['site']}.f", "n_steps": 2} for r in start]  # the fields every episode has
     _episodes(tmp_path / "phase-000" / "eval", start)
     assert start_on_subset(tmp_path) is None  # no phase eval yet
     # phase 1 evaluated tasks 2, 3, 5 (ids may be strings in one file and ints in the other)
@@ -29,7 +30,7 @@ def test_start_on_subset_hand_checked(tmp_path):
 
 
 def test_start_on_subset_none_when_phases_run_the_whole_split_or_tasks_are_missing(tmp_path):
-    rows = [{"task_id": i, "site": "shop", "success": i == 1} for i in (1, 2)]
+    rows = [{"task_id": i, "site": "shop", "family": "shop.f", "n_steps": 1, "success": i == 1} for i in (1, 2)]
     _episodes(tmp_path / "a" / "phase-000" / "eval", rows)
     _episodes(tmp_path / "a" / "phase-001" / "eval", rows)
     assert start_on_subset(tmp_path / "a") is None  # the same tasks: phase 0's own eval is the start

@@ -11,8 +11,9 @@ success per site, the runs x sites table, error taxonomy, success by oracle
 step-count bucket, curriculum statistics per phase, the ORM (accuracy and
 confusion from `--orm-eval` files, agreement with the evaluators per phase),
 replay-buffer size. Everything is read from files the runs wrote; the one thing
-computed is the starting actor's rate on the per-phase subset, from its episodes. Page text (observations, responses) goes into the viewer as JSON
-and is shown with `textContent`, never as HTML.
+computed is the starting actor's rate on the per-phase subset, from its episodes.
+Page text (observations, responses) goes into the viewer as JSON and is shown with
+`textContent`, never as HTML.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 from pathlib import Path
 
 from webrl.eval.study import results, study_layout, table_cells
+from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
 
 
@@ -53,22 +55,16 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
 
 def start_on_subset(run: Path) -> dict | None:
     """The starting actor's success on the tasks of the per-phase eval (a fixed subset of the eval
-    split), read from its whole-split episodes (phase-000/eval): {"success_rate", "episodes",
-    "per_site": {site: {"success_rate", "episodes"}}}. None when the phases evaluate the whole
-    split too, or a file is missing. The per-phase curve starts from it, so it compares the same tasks."""
+    split), from its whole-split episodes (phase-000/eval), as `summarize` gives it. None when the
+    phases evaluate the whole split too, or a file is missing. The per-phase curve starts from it,
+    so it compares the same tasks."""
     start = _jsonl(run / "phase-000" / "eval" / "episodes.jsonl")
     later = sorted(d for d in run.glob("phase-*") if d.name != "phase-000" and (d / "eval" / "episodes.jsonl").exists())
     if not start or not later:
         return None
     ids = {str(r["task_id"]) for r in _jsonl(later[0] / "eval" / "episodes.jsonl")}
     recs = [r for r in start if str(r["task_id"]) in ids]
-    if len(ids) >= len(start) or len(recs) != len(ids):
-        return None
-    sites: dict[str, list[bool]] = {}
-    for r in recs:
-        sites.setdefault(r.get("site", "?"), []).append(bool(r["success"]))
-    return {"success_rate": sum(r["success"] for r in recs) / len(recs), "episodes": len(recs),
-            "per_site": {k: {"success_rate": sum(v) / len(v), "episodes": len(v)} for k, v in sites.items()}}  # fmt: skip
+    return None if len(ids) >= len(start) or len(recs) != len(ids) else summarize(recs)
 
 
 def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple[Path, list[str], list[int]]]]:
