@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+    from webrl.rl.loop_config import LOOP_TRAIN
 
     run = Path(args.run)
     saved = run / "train_config.json"
@@ -28,8 +30,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                  "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss, "method": args.method,
                  "beta": args.beta, "generator": args.generator, "eval_subset": args.eval_subset,
                  "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
-                 "temperature": args.temperature}  # fmt: skip
+                 "temperature": args.temperature, "lam": args.lam}  # fmt: skip
         fields.update({k: v for k, v in given.items() if v is not None})
+        if args.lr is not None:
+            fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
         if args.no_kl:
             fields["actor_loss"] = "sft"
         for flag, key in (("no_replay", "replay"), ("no_curriculum", "curriculum"), ("no_ppl_filter", "ppl_filter"),
@@ -77,6 +81,8 @@ def add_commands(sub) -> None:
     t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")
     t.add_argument("--beta", type=float, default=None, help="β of eq. 6")
+    t.add_argument("--lam", type=float, default=None, help="λ of eq. 9 (0 = Monte-Carlo advantages r_T - V(s_t))")
+    t.add_argument("--lr", type=float, default=None, help="actor learning rate (preset: 2e-4 on cpu)")
     t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")
     t.add_argument("--no-curriculum", action="store_true", help="ablation: train-split tasks only")

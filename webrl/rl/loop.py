@@ -210,19 +210,31 @@ def _load_actor(path: str):
 def phase_tasks(cfg: LoopConfig, run: Path, phase: int, stages: Stages, model, tok, mcfg, prompt) -> tuple[list, dict]:
     """Stage `tasks`: this phase's tasks and the curriculum counts (module docstring)."""
     from webrl.tasks.schema import load_tasks, save_tasks
-    from webrl.tasks.splits import load_split
 
     pdir = run / f"phase-{phase:03d}"
     if "tasks" in stages:
         return load_tasks(pdir / "tasks.json"), stages.done["tasks"]
     if phase == 1 or not cfg.curriculum:
-        tasks = stratified(load_split("train"), cfg.tasks_per_phase, cfg.seed + phase)
+        tasks = stratified(train_pool(cfg), cfg.tasks_per_phase, cfg.seed + phase)
         cur = {"curriculum/generated": 0, "curriculum/feasible": 0, "curriculum/kept": 0}
     else:
         tasks, cur = generate_tasks(cfg, run, phase, model, tok, mcfg, prompt)
     save_tasks(tasks, pdir / "tasks.json")
     stages.mark("tasks", cur)
     return tasks, cur
+
+
+def train_pool(cfg: LoopConfig) -> list:
+    """The train split less any task of the eval split (an eval split drawn from the train split,
+    like SFT's `heldout_tasks.json`, stays unseen by the rollouts)."""
+    from webrl.tasks.splits import load_split
+
+    pool = load_split("train")
+    if cfg.eval_split == "test":
+        return pool
+    held = _eval_tasks(cfg.eval_split)
+    ids, intents = {str(t.task_id) for t in held}, {t.intent for t in held}
+    return [t for t in pool if str(t.task_id) not in ids and t.intent not in intents]
 
 
 def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:

@@ -25,6 +25,10 @@ METRICS = {
 }
 
 
+# the actor update's optimiser settings unless a preset says otherwise
+LOOP_TRAIN = TrainConfig(lr=2e-4, epochs=1.0, warmup_steps=2, max_seq_tokens=1400, save_minutes=3.0)
+
+
 @dataclass(frozen=True)
 class LoopConfig:
     """`webrl train` settings (saved as `train_config.json` in the run folder)."""
@@ -67,12 +71,13 @@ class LoopConfig:
     final_eval: bool = field(default=True, metadata={"help": "evaluate the final actor on the whole eval split"})
     max_batch_tokens: int = field(default=8192, metadata={"help": "padded tokens per scoring forward pass"})
     seed: int = field(default=0, metadata={"help": "task sampling, generation and data order"})
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-4, epochs=1.0, warmup_steps=2,
-                                                                   max_seq_tokens=1400, save_minutes=3.0))
+    train: TrainConfig = field(default_factory=lambda: LOOP_TRAIN)
 
     def __post_init__(self):
         if self.temperature < 0:
             raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
         if self.reward not in ("orm", "oracle"):
             raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
         if self.reward == "orm" and not self.orm:
