@@ -13,8 +13,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from webrl.cli.main import main  # noqa: E402
-from webrl.rl.loop import Banner, LoopConfig, reuse_episodes, stratified  # noqa: E402
+from webrl.cli.main import build_parser, main  # noqa: E402
+from webrl.cli.train_cmds import loop_config  # noqa: E402
+from webrl.rl.loop import Banner, LoopConfig, reuse_episodes, stratified, train_pool  # noqa: E402
+from webrl.rl.loop_config import LOOP_PRESETS  # noqa: E402
+from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 
@@ -114,6 +117,34 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "ORM checkpoint" in capsys.readouterr().err
     assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--temperature", "-1"]) == 2
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
+
+
+def test_lam_and_lr_flags_reach_the_config():
+    args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--lam", "0",
+                                      "--lr", "5e-5"])  # fmt: skip
+    cfg = loop_config(args)
+    assert cfg.lam == 0.0 and cfg.train.lr == 5e-5
+    assert cfg.train.epochs == LoopConfig(init="x", reward="oracle").train.epochs  # the rest of the optimiser kept
+    tiny = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
+                                                  "--preset", "cpu-tiny", "--lr", "1e-5"]))  # fmt: skip
+    assert tiny.train.lr == 1e-5 and tiny.train.max_seq_tokens == LOOP_PRESETS["cpu-tiny"]["train"].max_seq_tokens
+    with pytest.raises(ValueError, match=r"lam .* \[0, 1\], got 1.5"):
+        loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
+                                               "--lam", "1.5"]))  # fmt: skip
+    with pytest.raises(ValueError, match="unknown preset 'big'"):
+        loop_config(build_parser().parse_args(["train", "--run", "r", "--preset", "big"]))
+
+
+def test_rollouts_never_draw_a_task_of_a_train_drawn_eval_split(tmp_path):
+    train = load_split("train")
+    held = train[5:25]
+    save_tasks(held, tmp_path / "heldout.json")
+    pool = train_pool(LoopConfig(init="x", reward="oracle", eval_split=str(tmp_path / "heldout.json")))
+    ids = {str(t.task_id) for t in held}
+    assert not ids & {str(t.task_id) for t in pool}
+    assert not {t.intent for t in held} & {t.intent for t in pool}
+    assert len(pool) >= len(train) - len(held) - 5  # only the held-out tasks (and exact intent twins) go
+    assert train_pool(LoopConfig(init="x", reward="oracle")) == train
 
 
 def test_final_eval_starts_from_the_last_phase_eval(tmp_path):

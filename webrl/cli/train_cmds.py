@@ -9,9 +9,33 @@ from dataclasses import replace
 from pathlib import Path
 
 
+def loop_config(args: argparse.Namespace):
+    """The `LoopConfig` of a new run: the preset, then the flags given. Raises ValueError on a bad
+    preset or value (the message names the field)."""
+    from webrl.rl.loop_config import LOOP_PRESETS, LOOP_TRAIN, LoopConfig
+
+    if args.preset not in LOOP_PRESETS:
+        raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}")
+    fields = dict(LOOP_PRESETS[args.preset])
+    given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
+             "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
+             "method": args.method, "beta": args.beta, "lam": args.lam, "generator": args.generator,
+             "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
+             "temperature": args.temperature}  # fmt: skip
+    fields.update({k: v for k, v in given.items() if v is not None})
+    if args.lr is not None:
+        fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
+    if args.no_kl:
+        fields["actor_loss"] = "sft"
+    for flag, key in (("no_replay", "replay"), ("no_curriculum", "curriculum"), ("no_ppl_filter", "ppl_filter"),
+                      ("no_final_eval", "final_eval")):  # fmt: skip
+        if getattr(args, flag):
+            fields[key] = False
+    return LoopConfig(**fields)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
-    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
-    from webrl.rl.loop_config import LOOP_TRAIN
+    from webrl.rl.loop import LoopConfig, train
 
     run = Path(args.run)
     saved = run / "train_config.json"
@@ -22,26 +46,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             return 2
         cfg = LoopConfig.from_json(json.loads(saved.read_text()))
     else:
-        if args.preset not in LOOP_PRESETS:
-            print(f"error: unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}", file=sys.stderr)
-            return 2
-        fields = dict(LOOP_PRESETS[args.preset])
-        given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
-                 "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss, "method": args.method,
-                 "beta": args.beta, "generator": args.generator, "eval_subset": args.eval_subset,
-                 "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
-                 "temperature": args.temperature, "lam": args.lam}  # fmt: skip
-        fields.update({k: v for k, v in given.items() if v is not None})
-        if args.lr is not None:
-            fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
-        if args.no_kl:
-            fields["actor_loss"] = "sft"
-        for flag, key in (("no_replay", "replay"), ("no_curriculum", "curriculum"), ("no_ppl_filter", "ppl_filter"),
-                          ("no_final_eval", "final_eval")):  # fmt: skip
-            if getattr(args, flag):
-                fields[key] = False
         try:
-            cfg = LoopConfig(**fields)
+            cfg = loop_config(args)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
