@@ -241,6 +241,7 @@ def test_metrics_hand_computed():
     rep = report(probs, [{"label": y, "site": "s", "behaviour": "b"} for y in labels])
     assert rep["per_site"]["s"] == rep["overall"]
     assert rewards([0.51, 0.5, 0.2]) == [1.0, 0.0, 0.0]
+    assert rewards([0.51, 0.71, 0.7], threshold=0.7) == [0.0, 1.0, 0.0]
 
 
 def test_train_resume_and_batched_scoring(trajs, tmp_path):

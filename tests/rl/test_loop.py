@@ -119,11 +119,11 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
 
 
-def test_lam_and_lr_flags_reach_the_config():
+def test_lam_lr_and_threshold_flags_reach_the_config():
     args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--lam", "0",
-                                      "--lr", "5e-5"])  # fmt: skip
+                                      "--lr", "5e-5", "--orm-threshold", "0.7"])  # fmt: skip
     cfg = loop_config(args)
-    assert cfg.lam == 0.0 and cfg.train.lr == 5e-5
+    assert cfg.lam == 0.0 and cfg.train.lr == 5e-5 and cfg.orm_threshold == 0.7
     assert cfg.train.epochs == LoopConfig(init="x", reward="oracle").train.epochs  # the rest of the optimiser kept
     tiny = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
                                                   "--preset", "cpu-tiny", "--lr", "1e-5"]))  # fmt: skip
@@ -131,6 +131,8 @@ def test_lam_and_lr_flags_reach_the_config():
     with pytest.raises(ValueError, match=r"lam .* \[0, 1\], got 1.5"):
         loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
                                                "--lam", "1.5"]))  # fmt: skip
+    with pytest.raises(ValueError, match=r"orm_threshold must be in \(0, 1\), got 1.0"):
+        LoopConfig(init="x", orm="o", orm_threshold=1.0)
     with pytest.raises(ValueError, match="unknown preset 'big'"):
         loop_config(build_parser().parse_args(["train", "--run", "r", "--preset", "big"]))
 

@@ -19,7 +19,7 @@ def loop_config(args: argparse.Namespace):
     fields = dict(LOOP_PRESETS[args.preset])
     given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
              "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
-             "method": args.method, "beta": args.beta, "lam": args.lam, "generator": args.generator,
+             "method": args.method, "beta": args.beta, "lam": args.lam, "orm_threshold": args.orm_threshold, "generator": args.generator,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature}  # fmt: skip
     fields.update({k: v for k, v in given.items() if v is not None})
@@ -84,6 +84,8 @@ def add_commands(sub) -> None:
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
     t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: cpu 0.5, gpu 1.0)")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
+    t.add_argument("--orm-threshold", type=float, default=None,
+                   help="reward = 1 iff the ORM's P(success) > this (default 0.5 = P(YES) > P(NO))")
     t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")
     t.add_argument("--beta", type=float, default=None, help="β of eq. 6")

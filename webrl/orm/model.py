@@ -21,9 +21,9 @@ from webrl.orm.prompt import ORMPromptConfig, answer_token_ids, orm_prompt
 ORM_PROMPT_FILE = "orm_prompt_config.json"
 
 
-def rewards(probs: list[float]) -> list[float]:
-    """reward = 1 iff P(yes) > P(no)."""
-    return [1.0 if p > 0.5 else 0.0 for p in probs]
+def rewards(probs: list[float], threshold: float = 0.5) -> list[float]:
+    """reward = 1 iff P(yes) > `threshold` (0.5: iff P(yes) > P(no), the paper's rule)."""
+    return [1.0 if p > threshold else 0.0 for p in probs]
 
 
 def sorted_batches(lengths: list[int], max_batch_tokens: int) -> list[list[int]]:

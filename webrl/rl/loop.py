@@ -363,6 +363,7 @@ def label(cfg: LoopConfig, episodes: list[dict], tasks: list, pdir: Path, stages
     """Stage `label`: the training reward of every rollout (+ the evaluator's, as a diagnostic).
     Returns the episodes with `reward` replaced by the training reward and `true_reward` added."""
     from webrl.orm.data import from_episode
+    from webrl.orm.model import rewards
 
     path = pdir / "labels.jsonl"
     if "label" not in stages:
@@ -375,9 +376,9 @@ def label(cfg: LoopConfig, episodes: list[dict], tasks: list, pdir: Path, stages
             del orm
         else:
             probs = [float(e["reward"]) for e in episodes]
-        rows = [{"task_id": e["task_id"], "p_success": round(p, 4), "reward": 1.0 if p > 0.5 else 0.0,
+        rows = [{"task_id": e["task_id"], "p_success": round(p, 4), "reward": r,
                  "true_reward": e["reward"] if has_eval.get(str(e["task_id"]), True) else None}
-                for e, p in zip(episodes, probs, strict=True)]  # fmt: skip
+                for e, p, r in zip(episodes, probs, rewards(probs, cfg.orm_threshold), strict=True)]  # fmt: skip
         _write_jsonl(path, rows)
         stages.mark("label")
     by_id = {str(r["task_id"]): r for r in _read_jsonl(path)}

@@ -39,6 +39,10 @@ class LoopConfig:
     phases: int = field(default=3, metadata={"help": "WebRL phases"})
     tasks_per_phase: int = field(default=48, metadata={"help": "tasks rolled out per phase"})
     reward: str = field(default="orm", metadata={"help": "orm | oracle (the evaluators; an ablation)"})
+    orm_threshold: float = field(
+        default=0.5,
+        metadata={"help": "reward = 1 iff the ORM's P(success) > this (0.5: P(YES) > P(NO), the paper's rule)"},
+    )
     method: str = field(default="webrl", metadata={"help": "webrl | filtered_bc | awr | digirl (rl/actor.py)"})
     actor_loss: str = field(default="", metadata={"help": "eq6 | released | sft | awr ('' = the method's)"})
     beta: float = field(default=1.0, metadata={"help": "β of eq. 6"})
@@ -78,6 +82,8 @@ class LoopConfig:
             raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
+        if not 0.0 < self.orm_threshold < 1.0:
+            raise ValueError(f"LoopConfig.orm_threshold must be in (0, 1), got {self.orm_threshold}")
         if self.reward not in ("orm", "oracle"):
             raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
         if self.reward == "orm" and not self.orm:
