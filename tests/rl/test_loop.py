@@ -15,7 +15,7 @@ pytest.importorskip("peft")
 
 from webrl.cli.main import build_parser, main  # noqa: E402
 from webrl.cli.train_cmds import loop_config  # noqa: E402
-from webrl.rl.loop import Banner, LoopConfig, reuse_episodes, stratified, train_pool  # noqa: E402
+from webrl.rl.loop import Banner, LoopConfig, phase_metrics, reuse_episodes, stratified, train_pool  # noqa: E402
 from webrl.rl.loop_config import LOOP_PRESETS  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
@@ -147,6 +147,17 @@ def test_rollouts_never_draw_a_task_of_a_train_drawn_eval_split(tmp_path):
     assert not {t.intent for t in held} & {t.intent for t in pool}
     assert len(pool) >= len(train) - len(held) - 5  # only the held-out tasks (and exact intent twins) go
     assert train_pool(LoopConfig(init="x", reward="oracle")) == train
+
+
+def test_phase_metrics_count_the_orm_false_positives():
+    # (training reward, evaluator reward): 2 rewarded and right, 1 rewarded and wrong, 1 missed, 1 without evaluator
+    pairs = [(1.0, 1.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (1.0, None), (0.0, 0.0)]
+    labelled = [{"reward": r, "success": r >= 1.0, "true_reward": t} for r, t in pairs]
+    m = phase_metrics(labelled, {}, [], {}, {}, {"success_rate": 0.0})
+    assert m["orm/precision"] == round(2 / 3, 4) and m["orm/false_positives"] == 1
+    assert m["orm/agreement"] == 0.6 and m["rollout/true_success"] == 0.6 and m["orm/positive_rate"] == round(4 / 6, 4)
+    nothing = phase_metrics([{"reward": 0.0, "success": False, "true_reward": 0.0}], {}, [], {}, {}, {"success_rate": 0})
+    assert nothing["orm/precision"] is None and nothing["orm/false_positives"] == 0
 
 
 def test_final_eval_starts_from_the_last_phase_eval(tmp_path):

@@ -263,7 +263,8 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
         if r["phases"]:
             parts.append(f"<h2>Curriculum, replay and ORM per phase: {html.escape(r['name'])}</h2>"
                          + _img(plot_phase_stats(r), f"stats-{r['name']}"))  # fmt: skip
-            keys = ["phase", "rollout/success", "rollout/true_success", "orm/agreement", "curriculum/generated",
+            keys = ["phase", "rollout/success", "rollout/true_success", "orm/agreement", "orm/precision",
+                    "curriculum/generated",
                     "curriculum/kept", "curriculum/mean_value", "buffer/size", "critic/loss", "actor/loss",
                     "actor/kl", "eval/success", "minutes"]  # fmt: skip
             parts.append(_table(keys, [[m.get(k, "-") for k in keys] for m in r["phases"]]))

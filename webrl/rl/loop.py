@@ -562,11 +562,14 @@ def phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary) -> dict:
     n = max(1, len(labelled))
     with_truth = [e for e in labelled if e.get("true_reward") is not None]
     agree = [e["reward"] == (1.0 if e["true_reward"] >= 1.0 else 0.0) for e in with_truth]
+    called = [e["true_reward"] >= 1.0 for e in with_truth if e["reward"] >= 1.0]  # rewarded: truly a success?
     return {
         "rollout/success": round(sum(e["success"] for e in labelled) / n, 4),
         "rollout/true_success": round(sum(e["true_reward"] >= 1.0 for e in with_truth) / max(1, len(with_truth)), 4),
         "orm/positive_rate": round(sum(e["reward"] for e in labelled) / n, 4),
         "orm/agreement": round(sum(agree) / max(1, len(agree)), 4),
+        "orm/precision": round(sum(called) / len(called), 4) if called else None,
+        "orm/false_positives": len(called) - sum(called),
         **{k: v for k, v in cur.items() if k.startswith("curriculum/")},
         "buffer/size": len(buffer) + sum(e["success"] for e in labelled),
         **cinfo, **ainfo,

@@ -12,6 +12,8 @@ METRICS = {
     "rollout/true_success": "share of rollouts the ground-truth evaluators call a success",
     "orm/positive_rate": "share of rollouts the ORM labels a success",
     "orm/agreement": "ORM label == evaluator label, over rollouts that have an evaluator",
+    "orm/precision": "share of rewarded rollouts (with an evaluator) that the evaluator calls a success",
+    "orm/false_positives": "rewarded rollouts the evaluator calls a failure (they teach wrong behaviour)",
     "curriculum/generated": "candidate tasks generated from the failures",
     "curriculum/feasible": "candidates left after the feasibility filter",
     "curriculum/kept": "candidates kept by the critic filter",
