@@ -15,7 +15,15 @@ pytest.importorskip("peft")
 
 from webrl.cli.main import build_parser, main  # noqa: E402
 from webrl.cli.train_cmds import loop_config  # noqa: E402
-from webrl.rl.loop import Banner, LoopConfig, phase_metrics, reuse_episodes, stratified, train_pool  # noqa: E402
+from webrl.rl.loop import (  # noqa: E402
+    Banner,
+    LoopConfig,
+    epoch_means,
+    phase_metrics,
+    reuse_episodes,
+    stratified,
+    train_pool,
+)
 from webrl.rl.loop_config import LOOP_PRESETS  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
@@ -161,6 +169,16 @@ def test_phase_metrics_count_the_orm_false_positives():
     assert m["orm/agreement"] == 0.6 and m["rollout/true_success"] == 0.6 and m["orm/positive_rate"] == round(4 / 6, 4)
     nothing = phase_metrics([{"reward": 0.0, "success": False, "true_reward": 0.0}], {}, [], {}, {}, {"success_rate": 0})
     assert nothing["orm/precision"] is None and nothing["orm/false_positives"] == 0
+
+
+def test_actor_metrics_are_means_over_the_whole_epoch():
+    # lines every 5 steps and one at the end (step 12); a resume from a step-5 checkpoint logged step 10 again
+    lines = [{"step": 5, "actor/kl": -0.2, "actor/loss": 1.0, "charts/lr": 1.0},
+             {"step": 10, "actor/kl": 0.4, "actor/loss": 9.0},
+             {"step": 10, "actor/kl": 0.1, "actor/loss": 0.5},
+             {"step": 12, "actor/kl": 0.6, "actor/loss": 0.25}]  # fmt: skip
+    # kl: (5 * -0.2 + 5 * 0.1 + 2 * 0.6) / 12 = 0.7 / 12; loss: (5 * 1.0 + 5 * 0.5 + 2 * 0.25) / 12 = 8 / 12
+    assert epoch_means(lines, "actor/") == {"actor/kl": round(0.7 / 12, 5), "actor/loss": round(8 / 12, 5)}
 
 
 def test_final_eval_starts_from_the_last_phase_eval(tmp_path):

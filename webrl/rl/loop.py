@@ -534,9 +534,25 @@ def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Sta
         train_cfg = replace(train_cfg, save_minutes=0.0)
     line = fit(examples, train_cfg, model, tok, mcfg, out, "actor", extra, progress,
                loss_fn=make_loss_fn(cfg.loss, cfg.beta), on_checkpoint=lambda step: _fault(f"actor:{step}"))  # fmt: skip
-    info = {k: v for k, v in line.items() if k.startswith("actor/")} | {"actor/steps": line.get("step", 0)}
+    info = epoch_means(_read_jsonl(out / "metrics.jsonl"), "actor/") | {"actor/steps": line.get("step", 0)}
     stages.mark("actor", info)
     return info
+
+
+def epoch_means(lines: list[dict], prefix: str) -> dict:
+    """Means over a whole fit of the `prefix` metrics in its `metrics.jsonl` lines, each line (the mean
+    of the steps since the line before) weighted by those steps. A resumed fit logs again the steps
+    after its checkpoint: the last line of a step wins."""
+    by_step = {line["step"]: line for line in lines}
+    sums: dict[str, float] = defaultdict(float)
+    prev = total = 0
+    for step in sorted(by_step):
+        weight, prev = step - prev, step
+        total += weight
+        for k, v in by_step[step].items():
+            if k.startswith(prefix) and isinstance(v, int | float):
+                sums[k] += weight * v
+    return {k: round(v / total, 5) for k, v in sums.items()}
 
 
 def evaluate(cfg: LoopConfig, actor: str, tasks: list, pdir: Path, prompt, progress: bool, folder: str = "eval") -> dict:

@@ -22,7 +22,7 @@ METRICS = {
     "replay/kept": "replay steps mixed into this phase's actor update after the perplexity filter",
     "critic/loss": "final BCE of the value head (eq. 8)",
     "actor/loss": "mean actor loss over the epoch (eq. 6 unless another --actor-loss)",
-    "actor/kl": "mean log π_θ/π_ref of the trained actions",
+    "actor/kl": "mean log π_θ/π_ref of the trained actions over the epoch",
     "eval/success": "greedy success on the eval subset (ground-truth evaluators)",
 }
 
