@@ -130,6 +130,11 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert e == acts[:2] + ['exit(message="Blue Mug")']
     na = acts[:2] + ['exit(message="N/A")']  # "N/A" is right or wrong whatever the page shows
     assert perturbations(na, [], seed=1)["early"] == [acts[0], na[2]]
+    assert "give_up" not in perturbations(na, [], seed=1)  # "N/A" is the oracle's own answer
+    for seed in range(8):  # a prefix before the last two actions, at most one random click, then N/A
+        g = perturbations(acts, [], seed=seed, answer_checked=False)["give_up"]
+        k = next((i for i, a in enumerate(g) if a != acts[i]), len(g))
+        assert k <= 1 and g[-1] == 'exit(message="N/A")' and g[k:-1] in ([], [RANDOM_CLICK])
     assert "echo" not in perturbations(acts[:2] + ['exit(message="Blue Mug")'], [], 1, intent='Which is "Blue Mug"?')
     k = p["loop"].index(RANDOM_CLICK)
     assert k <= 1 and p["loop"][:k] == acts[:k] and p["loop"][k + 1 :] == [REPEAT] * 8
@@ -179,6 +184,7 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
     assert not any(t["label"] for t in by["answer"])  # an answer the evaluator reads, changed
     assert {"early", "detour", "echo"} <= set(by)
     assert not any(t["label"] for t in by["echo"])
+    assert by["give_up"] and not any(t["label"] for t in by["give_up"])  # N/A where the site has the answer
     for t in trajs:  # every success that ends in a text answer shows that answer on its final page
         msg = final_answer(t["responses"])
         if t["label"] and msg and msg.strip().upper() != "N/A" and t["behaviour"] != "oracle":

@@ -24,6 +24,11 @@ ground-truth evaluator; label_source = "evaluator"):
   loop     the oracle's first k actions (k random, before its last two), then one random
            click repeated until the env truncates the episode (no exit): the stuck,
            repeating failure that small policies produce most
+  give_up  the oracle's first k actions (k random, before its last two), sometimes one random
+           click, then `exit(message="N/A")`: on a task the site can do, the answer a policy
+           learns to give when the ORM rewards it (runs of session 2026-12-02 (7): 15 of an
+           ORM's 16 false positives in one phase were such N/A exits, at P(success) 0.70-0.998;
+           its data had N/A exits right 337 times and wrong 173, nearly all on the right page)
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -57,10 +62,11 @@ from webrl.env.web_env import WebEnv
 from webrl.orm.evidence import contains, final_answer, on_page, task_names, words
 from webrl.tasks.schema import Task
 
-SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo")
+SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up")
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 ANSWER_FROM_PAGE = "<answer from the page>"
+NOT_AVAILABLE = format_action(Action("exit", argument="N/A"))
 
 
 def answer_from_page(answer: str, obs: str, rng: random.Random) -> str:
@@ -158,7 +164,8 @@ def perturbations(
     oracle_actions: list[str], page_texts: list[str], seed: int, answer_checked: bool = True, final_page: str = "",
     intent: str = "",
 ) -> dict[str, list[str]]:
-    """The scripted mistakes built from the oracle's action list (see module docstring);
+    """The scripted mistakes built from the oracle's action list (see module docstring;
+    `give_up` unless the oracle itself answers "N/A");
     `answer`, `misread` and `echo` only when the task's evaluator reads the answer
     (`answer_checked`); `misread` takes its value from `final_page` (the oracle's final
     observation), `echo` from `intent`. `early` and `detour` end in `ANSWER_FROM_PAGE` when
@@ -175,6 +182,10 @@ def perturbations(
         out["detour"] = oracle_actions[: n - 2] + [RANDOM_CLICK, end]
         k = random.Random(seed + 1).randint(0, n - 2)  # its own stream: the other behaviours stay as they were
         out["loop"] = oracle_actions[:k] + [RANDOM_CLICK] + [REPEAT] * 8
+        if message.upper() != "N/A":  # a task the site can do: N/A is wrong wherever the agent stops
+            rng4 = random.Random(seed + 4)  # own stream, as `loop`
+            k = rng4.randint(0, n - 2)
+            out["give_up"] = oracle_actions[:k] + [RANDOM_CLICK] * rng4.randint(0, 1) + [NOT_AVAILABLE]
     if answer_checked and last is not None and last.kind == "exit":
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:
