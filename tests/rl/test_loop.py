@@ -308,6 +308,13 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
 
 
+def test_study_table_rounds_once():
+    from webrl.eval.study import format_results, stats
+
+    assert stats([8 / 165])["mean"] == 0.048485 and stats([0.1, 0.3]) == {"mean": 0.2, "std": 0.141421, "n": 2}
+    assert "| 4.8 (n=1) |" in format_results({"digirl": {"all": stats([8 / 165])}})
+
+
 def test_study_runs_share_the_start_eval(tmp_path):
     from webrl.cli.study_cmds import share_start_eval
 
