@@ -27,7 +27,7 @@ from webrl.orm.data import (  # noqa: E402
     wrong_answer,
 )
 from webrl.orm.evidence import final_answer, on_page  # noqa: E402
-from webrl.orm.metrics import auc, classification, reliability, report  # noqa: E402
+from webrl.orm.metrics import auc, classification, format_report, reliability, report  # noqa: E402
 from webrl.orm.model import (  # noqa: E402
     ORM_PROMPT_FILE,
     JudgeORM,
@@ -245,7 +245,14 @@ def test_metrics_hand_computed():
     assert rows[-2]["n"] == 2 and rows[-2]["observed"] == 1.0
     assert rows[-1]["ece"] == pytest.approx((0.05 + 0.85 + 0.025 * 2) / 4, abs=1e-4)
     rep = report(probs, [{"label": y, "site": "s", "behaviour": "b"} for y in labels])
-    assert rep["per_site"]["s"] == rep["overall"]
+    assert rep["per_site"]["s"] == rep["overall"] and rep["threshold"] == 0.5
+    # at 0.7 only 0.9 and 0.8 are positives: tp 2, fn 1, fp 0 (0.6 now a true negative), tn 3
+    m7 = classification(probs, labels, threshold=0.7)
+    assert m7["confusion"] == {"tp": 2, "fp": 0, "tn": 3, "fn": 1}
+    assert m7["accuracy"] == pytest.approx(5 / 6, abs=1e-4) and m7["false_positive_rate"] == 0.0
+    assert m7["precision"] == 1.0 and m7["auc"] == m["auc"]
+    rep7 = report(probs, [{"label": y, "site": "s", "behaviour": "b"} for y in labels], threshold=0.7)
+    assert rep7["threshold"] == 0.7 and rep7["per_behaviour"]["b"] == m7 and "P > 0.7" in format_report(rep7)
     assert rewards([0.51, 0.5, 0.2]) == [1.0, 0.0, 0.0]
     assert rewards([0.51, 0.71, 0.7], threshold=0.7) == [0.0, 1.0, 0.0]
 

@@ -38,6 +38,14 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     assert not {t["task_id"] for t in train} & {t["task_id"] for t in test}  # ORM data never from test tasks
     report = json.loads((run / "orm" / "eval.json").read_text())
     assert report["overall"]["n"] == len(test) and report["throughput"]["trajectories_per_s"] > 0
+    assert report["threshold"] == 0.5 and "at_loop_threshold" not in report  # cpu-tiny's loop rewards P > 0.5
+    from webrl.cli.demo_cmds import _orm_eval
+
+    _orm_eval(run / "orm" / "test.jsonl", run / "orm" / "model" / "final", tmp_path / "eval7.json", 0.7)
+    at = json.loads((tmp_path / "eval7.json").read_text())["at_loop_threshold"]  # the cpu preset's loop rewards P > 0.7
+    assert at["threshold"] == 0.7 and at["overall"]["n"] == len(test) and at["overall"]["auc"] == report["overall"]["auc"]
+    assert at["overall"]["confusion"]["tp"] + at["overall"]["confusion"]["fp"] <= (
+        report["overall"]["confusion"]["tp"] + report["overall"]["confusion"]["fp"])  # fmt: skip
     metrics = [json.loads(x) for x in (run / "webrl" / "metrics.jsonl").read_text().splitlines()]
     assert [m["phase"] for m in metrics] == [1]
     stage_info = json.loads((run / "webrl" / "phase-001" / "stages.json").read_text())

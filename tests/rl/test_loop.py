@@ -220,9 +220,10 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     from webrl.orm.metrics import report as orm_report
 
     orm_eval = tmp_path / "orm_eval.json"  # an `orm eval` result, as it writes one
-    orm_eval.write_text(json.dumps(orm_report([0.9, 0.2, 0.7], [{"label": True, "site": "shop"},
-                                                                {"label": False, "site": "shop"},
-                                                                {"label": False, "site": "map"}])))  # fmt: skip
+    orm_trajs = [{"label": True, "site": "shop"}, {"label": False, "site": "shop"}, {"label": False, "site": "map"}]
+    orm_rep = orm_report([0.9, 0.2, 0.7], orm_trajs)  # as `webrl demo` writes it: + the loop's threshold
+    orm_rep["at_loop_threshold"] = orm_report([0.9, 0.2, 0.7], orm_trajs, threshold=0.75)
+    orm_eval.write_text(json.dumps(orm_rep))
     study = tmp_path / "study"  # a `webrl study` folder: two seeds of one config, one of another
     for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
         shutil.copytree(run, study / name / f"seed-{seed}")
@@ -230,6 +231,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
     text = out.read_text()
     assert "<td>1.000</td>" in text  # overall AUC: the success outscores both failures
+    assert "(positive: P &gt; 0.5)" in text and "(positive: P &gt; 0.75)" in text
     assert "Methods × sites, mean ± std over seeds" in text and "<td>webrl</td>" in text and "(n=2)" in text
     data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
     sources = {e["source"].split(" · ")[0] for e in json.loads(data.replace("<\\/", "</"))}

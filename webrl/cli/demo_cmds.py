@@ -97,7 +97,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     show("orm-eval")
     if not (run / "orm" / "eval.json").exists():
-        stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json")
+        stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json", loop.orm_threshold)
 
     show("train")
     stage(train, loop, run / "webrl", progress)
@@ -105,8 +105,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _orm_eval(test_data: Path, orm: Path, out: Path) -> None:
-    """The trained ORM on the held-out test-task trajectories: `webrl orm eval`'s report, with throughput."""
+def _orm_eval(test_data: Path, orm: Path, out: Path, loop_threshold: float = 0.5) -> None:
+    """The trained ORM on the held-out test-task trajectories: `webrl orm eval`'s report (a positive:
+    P > 0.5, the paper's rule), with throughput and, when the phase loop rewards above another
+    threshold (the cpu preset's 0.7), the same metrics there under `at_loop_threshold`."""
     from webrl.orm.metrics import format_report, report
     from webrl.orm.model import load_orm
     from webrl.rl.demos import load_jsonl
@@ -116,8 +118,13 @@ def _orm_eval(test_data: Path, orm: Path, out: Path) -> None:
     probs = load_orm(orm).prob_success(trajs)
     rep = report(probs, trajs)
     rep["throughput"] = {"trajectories_per_s": round(len(trajs) / (time.perf_counter() - t0), 2)}
+    if loop_threshold != 0.5:
+        at = report(probs, trajs, loop_threshold)
+        rep["at_loop_threshold"] = {k: v for k, v in at.items() if k != "reliability"}
     out.write_text(json.dumps(rep, indent=1) + "\n")
     print(format_report(rep))
+    if "at_loop_threshold" in rep:
+        print("\n" + format_report(rep["at_loop_threshold"]))
 
 
 def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = 5.0) -> float:

@@ -146,6 +146,9 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     if bool(args.orm) == bool(args.judge):
         print("error: give exactly one of --orm CHECKPOINT or --judge URL", file=sys.stderr)
         return 2
+    if not 0.0 <= args.threshold < 1.0:
+        print(f"error: --threshold must be in [0, 1), got {args.threshold}", file=sys.stderr)
+        return 2
     trajs = []
     for f in args.data.split(","):
         rows = load_jsonl(Path(f))
@@ -175,12 +178,12 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     for k in tqdm(range(0, len(trajs), args.batch), desc="judging", unit="batch", disable=args.no_progress):
         probs += scorer.prob_success(trajs[k : k + args.batch])
     seconds = time.perf_counter() - t0
-    rep = report(probs, trajs)
+    rep = report(probs, trajs, args.threshold)
     rep["throughput"] = {"trajectories": len(trajs), "seconds": round(seconds, 2),
                          "trajectories_per_s": round(len(trajs) / seconds, 2)}  # fmt: skip
     rep["scorer"] = args.orm or args.judge
     print(format_report(rep))
-    print(json.dumps({"accuracy": rep["overall"]["accuracy"], "false_positive_rate": rep["overall"]["false_positive_rate"],
+    print(json.dumps({"threshold": args.threshold, "accuracy": rep["overall"]["accuracy"], "false_positive_rate": rep["overall"]["false_positive_rate"],
                       "auc": rep["overall"]["auc"], **rep["throughput"]}))  # fmt: skip
     if args.out:
         out = Path(args.out)
@@ -262,6 +265,8 @@ def add_commands(sub) -> None:
     e.add_argument("--model", default=None, help="judge: model id (default: the first served)")
     e.add_argument("--tokenizer", default=None, help="judge: local copy of the model for its tokenizer")
     e.add_argument("--batch", type=int, default=64, help="trajectories per scoring call")
+    e.add_argument("--threshold", type=float, default=0.5,
+                   help="a positive is P(success) > this (0.5: the paper's rule; the cpu loop preset rewards > 0.7)")
     e.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     e.add_argument("--out", default=None, help="folder for orm_eval.json and scores.jsonl")
     e.add_argument("--no-progress", action="store_true", help="hide the progress bar")

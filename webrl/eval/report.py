@@ -280,10 +280,13 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
         rep = _read(Path(path))
         if rep is None:
             continue
-        rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
-                 "-" if m.get("auc") is None else f"{m['auc']:.3f}", json.dumps(m["confusion"])] for k, m in [("overall", rep["overall"]), *rep["per_site"].items()]]  # fmt: skip
-        parts.append(f"<h2>ORM: {html.escape(str(path))}</h2>"
-                     + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "AUC", "confusion"], rows))  # fmt: skip
+        for r in (rep, rep.get("at_loop_threshold")):
+            if not r:
+                continue
+            rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
+                     "-" if m.get("auc") is None else f"{m['auc']:.3f}", json.dumps(m["confusion"])] for k, m in [("overall", r["overall"]), *r["per_site"].items()]]  # fmt: skip
+            parts.append(f"<h2>ORM: {html.escape(str(path))} (positive: P &gt; {r.get('threshold', 0.5):g})</h2>"
+                         + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "AUC", "confusion"], rows))  # fmt: skip
     page = _HTML.format(title="WebRL report", style=_STYLE, body="\n".join(parts))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)

@@ -1,7 +1,9 @@
 """Classification metrics of an ORM against ground-truth labels (pure functions).
 
-A "positive" is a predicted success (P > 0.5). False positives are reported on
-their own: they are the errors that teach the agent wrong behaviour.
+A "positive" is a predicted success, P > `threshold` (0.5 by default: P(yes) > P(no), the
+paper's rule; the `cpu` loop preset rewards P > 0.7, and `webrl orm eval --threshold 0.7` scores
+the ORM as that loop uses it). False positives are reported on their own: they are the errors
+that teach the agent wrong behaviour.
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 
-def confusion(probs: list[float], labels: list[bool]) -> dict[str, int]:
+def confusion(probs: list[float], labels: list[bool], threshold: float = 0.5) -> dict[str, int]:
     c = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
     for p, y in zip(probs, labels, strict=True):
-        pred = p > 0.5
+        pred = p > threshold
         c[("t" if pred == bool(y) else "f") + ("p" if pred else "n")] += 1
     return c
 
@@ -42,9 +44,10 @@ def auc(probs: list[float], labels: list[bool]) -> float | None:
     return round((pos_ranks - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg), 4)
 
 
-def classification(probs: list[float], labels: list[bool]) -> dict:
-    """n, accuracy, precision, recall, f1, false_positive_rate (FP / actual failures), auc, confusion."""
-    c = confusion(probs, labels)
+def classification(probs: list[float], labels: list[bool], threshold: float = 0.5) -> dict:
+    """n, accuracy, precision, recall, f1, false_positive_rate (FP / actual failures), auc, confusion
+    (a positive: P > `threshold`; the AUC does not depend on it)."""
+    c = confusion(probs, labels, threshold)
     prec = _div(c["tp"], c["tp"] + c["fp"])
     rec = _div(c["tp"], c["tp"] + c["fn"])
     f1 = _div(2 * prec * rec, prec + rec) if prec is not None and rec is not None else None
@@ -69,16 +72,18 @@ def reliability(probs: list[float], labels: list[bool], bins: int = 10) -> list[
     return rows + [{"ece": round(ece, 4)}]
 
 
-def report(probs: list[float], trajs: list[dict]) -> dict:
-    """Overall and per-site (and per-behaviour) metrics plus the reliability table."""
+def report(probs: list[float], trajs: list[dict], threshold: float = 0.5) -> dict:
+    """Overall and per-site (and per-behaviour) metrics at `threshold` plus the reliability table."""
     labels = [bool(t["label"]) for t in trajs]
-    out = {"overall": classification(probs, labels), "reliability": reliability(probs, labels)}
+    out = {"threshold": threshold, "overall": classification(probs, labels, threshold),
+           "reliability": reliability(probs, labels)}
     for key in ("site", "behaviour"):
         groups: dict[str, list[int]] = defaultdict(list)
         for i, t in enumerate(trajs):
             groups[t.get(key, "?")].append(i)
         out[f"per_{key}"] = {
-            k: classification([probs[i] for i in idx], [labels[i] for i in idx]) for k, idx in sorted(groups.items())
+            k: classification([probs[i] for i in idx], [labels[i] for i in idx], threshold)
+            for k, idx in sorted(groups.items())
         }
     return out
 
@@ -88,7 +93,8 @@ def format_report(rep: dict) -> str:
         f = lambda v: "  -  " if v is None else f"{v:.3f}"  # noqa: E731
         return f"{name:<14}{m['n']:>6}  {f(m['accuracy'])}  {f(m['precision'])}  {f(m['recall'])}  {f(m['f1'])}  {f(m['false_positive_rate'])}  {f(m.get('auc'))}"
 
-    lines = [f"{'':<14}{'n':>6}  acc    prec   rec    f1     fpr    auc", row("overall", rep["overall"])]
+    head = f"{'':<14}{'n':>6}  acc    prec   rec    f1     fpr    auc   (positive: P > {rep.get('threshold', 0.5):g})"
+    lines = [head, row("overall", rep["overall"])]
     lines += [row(k, m) for k, m in rep["per_site"].items()]
     lines += [""] + [row(k, m) for k, m in rep["per_behaviour"].items()]
     return "\n".join(lines)
