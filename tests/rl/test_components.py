@@ -7,9 +7,10 @@ pytest.importorskip("peft")
 
 from webrl.models.critic import Step, ValueHead, load_critic, save_critic, score_steps, values  # noqa: E402
 from webrl.models.scoring import IGNORE, selected_logprobs  # noqa: E402
-from webrl.rl.actor import RLExample, make_loss_fn, row_logprobs  # noqa: E402
+from webrl.rl.actor import ACTOR_LOSSES, RLExample, make_loss_fn, row_logprobs  # noqa: E402
 from webrl.rl.critic import train_value_head  # noqa: E402
 from webrl.rl.curriculum import feasible, offline_generate, parse_instructions  # noqa: E402
+from webrl.rl.loop_config import METRICS  # noqa: E402
 from webrl.sites.world import WorldApp  # noqa: E402
 from webrl.tasks.family import SeedDB  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
@@ -87,6 +88,9 @@ def test_actor_loss_functions(tiny):
     assert sft.item() == pytest.approx(-(rows / n_act).mean().item(), abs=1e-4)
     rel, info = make_loss_fn("released", beta=1.0)(model, batch, ids, mask, labels, False)
     assert torch.isfinite(rel) and "actor/beta" in info
+    for kind in ACTOR_LOSSES:  # every name a loss logs is documented in METRICS (docs/method.md)
+        _, info = make_loss_fn(kind, beta=1.0)(model, batch, ids, mask, labels, False)
+        assert set(info) <= set(METRICS), (kind, set(info) - set(METRICS))
     with pytest.raises(ValueError, match="unknown actor loss"):
         make_loss_fn("ppo", 1.0)
 

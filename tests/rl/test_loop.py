@@ -24,7 +24,7 @@ from webrl.rl.loop import (  # noqa: E402
     stratified,
     train_pool,
 )
-from webrl.rl.loop_config import LOOP_PRESETS  # noqa: E402
+from webrl.rl.loop_config import LOOP_PRESETS, METRICS  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
@@ -82,6 +82,7 @@ def test_two_phases_killed_and_resumed(killed_run):
     for key in ("rollout/success", "orm/positive_rate", "critic/loss", "actor/loss", "actor/kl",
                 "curriculum/kept", "buffer/size", "eval/success"):  # fmt: skip
         assert key in lines[1], key
+    assert set(lines[1]) - {"phase"} <= set(METRICS), set(lines[1]) - set(METRICS)  # every name documented
     assert (run / "phase-000" / "eval" / "summary.json").exists()
     assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 

@@ -191,7 +191,7 @@ def add_commands(sub) -> None:
     d = sub.add_parser("demo", help="the whole pipeline: SFT -> ORM -> WebRL phases -> SFT vs WebRL (resumable)")
     d.add_argument("--run", default="runs/demo", help="run folder (rerun to resume)")
     d.add_argument("--preset", default="cpu", help="cpu (SmolLM2 + LoRA) | cpu-tiny (a fast smoke run) | gpu")
-    d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3)")
+    d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3; cpu-tiny 2)")
     d.add_argument("--orm-kind", default="encoder", choices=("encoder", "lm"),
                    help="encoder: all-MiniLM-L6-v2 + head (default) | lm: the SmolLM2 + LoRA judge")
     d.add_argument("--orm-policy-tasks", type=int, default=24, help="tasks the SFT policy rolls out for ORM data")

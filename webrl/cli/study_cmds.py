@@ -125,7 +125,7 @@ def add_commands(sub) -> None:
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
     s.add_argument("--seeds", type=int, default=3, help="seeds per config")
     s.add_argument("--configs", default=DEFAULT, help=f"comma list from: {', '.join(CONFIGS)}")
-    s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3)")
+    s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3; cpu-tiny 2)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

@@ -80,7 +80,7 @@ def add_commands(sub) -> None:
     t.add_argument("--init", default=None, help="starting actor checkpoint (e.g. runs/sft/final)")
     t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/final)")
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
-    t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3)")
+    t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3; cpu-tiny 2)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
     t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: cpu 0.5, gpu 1.0)")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")

@@ -8,7 +8,7 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
   tasks    phase 1 (or --no-curriculum): a site-stratified sample of the train split;
            later: offline (or LLM) generation from phase k-1's failures, the
            feasibility filter, then the critic filter V(s0, I) in [0.05, 0.75]
-           -> tasks.jsonl, curriculum.json
+           -> tasks.json (the filters' counts in stages.json and metrics.jsonl)
   rollout  temperature-1 episodes, batched over parallel envs -> rollouts/episodes.jsonl
            (appended per episode: a kill loses at most the episodes in flight)
   label    ORM P(success) per trajectory (or the evaluators with --reward oracle)
