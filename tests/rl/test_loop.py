@@ -130,9 +130,10 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
 
 def test_lam_lr_and_threshold_flags_reach_the_config():
     args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--lam", "0",
-                                      "--lr", "5e-5", "--orm-threshold", "0.8"])  # fmt: skip
+                                      "--lr", "5e-5", "--orm-threshold", "0.8", "--critic-replay"])  # fmt: skip
     cfg = loop_config(args)
-    assert cfg.lam == 0.0 and cfg.train.lr == 5e-5 and cfg.orm_threshold == 0.8
+    assert cfg.lam == 0.0 and cfg.train.lr == 5e-5 and cfg.orm_threshold == 0.8 and cfg.critic_replay
+    assert not loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle"])).critic_replay
     cpu = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--orm", "o", "--preset", "cpu"]))
     gpu = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--orm", "o", "--preset", "gpu"]))
     assert (cpu.orm_threshold, gpu.orm_threshold) == (0.7, 0.5)  # the small ORM's positives need the margin

@@ -27,6 +27,8 @@ def loop_config(args: argparse.Namespace):
         fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
     if args.no_kl:
         fields["actor_loss"] = "sft"
+    if args.critic_replay:
+        fields["critic_replay"] = True
     for flag, key in (("no_replay", "replay"), ("no_curriculum", "curriculum"), ("no_ppl_filter", "ppl_filter"),
                       ("no_final_eval", "final_eval")):  # fmt: skip
         if getattr(args, flag):
@@ -95,6 +97,8 @@ def add_commands(sub) -> None:
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")
     t.add_argument("--no-curriculum", action="store_true", help="ablation: train-split tasks only")
     t.add_argument("--no-ppl-filter", action="store_true", help="ablation: replay without the perplexity window")
+    t.add_argument("--critic-replay", action="store_true",
+                   help="fit the value head on the kept replay steps too (target 1), not on this phase's rollouts only")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")
     t.add_argument("--eval-split", default=None, help="split of the evals (default test)")
     t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
