@@ -16,6 +16,7 @@ from webrl.env.web_env import WebEnv  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.orm.data import (  # noqa: E402
     ANSWER_FROM_PAGE,
+    GO_BACK,
     RANDOM_CLICK,
     REPEAT,
     answer_from_page,
@@ -138,6 +139,11 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert "echo" not in perturbations(acts[:2] + ['exit(message="Blue Mug")'], [], 1, intent='Which is "Blue Mug"?')
     k = p["loop"].index(RANDOM_CLICK)
     assert k <= 1 and p["loop"][:k] == acts[:k] and p["loop"][k + 1 :] == [REPEAT] * 8
+    for seed in range(8):  # the oracle's actions with a random click and a step back before one of them
+        w = perturbations(acts, [], seed=seed)["wander"]
+        k = w.index(RANDOM_CLICK)
+        assert k <= 2 and w[:k] + w[k + 2 :] == acts[:2] + [ANSWER_FROM_PAGE] and w[k + 1] == GO_BACK
+    assert perturbations(na, [], seed=1)["wander"][-1] == na[2]  # "N/A" is the oracle's answer: kept
     assert "misread" not in p  # no final page given: nothing to misread
     page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40 · 4.5 stars\n[Red Mug](9) $7"
     p = perturbations(acts, ["Home"], seed=1, final_page=page)
@@ -185,6 +191,8 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
     assert {"early", "detour", "echo"} <= set(by)
     assert not any(t["label"] for t in by["echo"])
     assert by["give_up"] and not any(t["label"] for t in by["give_up"])  # N/A where the site has the answer
+    assert sum(t["label"] for t in by["wander"]) > len(by["wander"]) / 2  # the long way round, still a success
+    assert any(GO_BACK in r for t in by["wander"] for r in t["responses"])
     for t in trajs:  # every success that ends in a text answer shows that answer on its final page
         msg = final_answer(t["responses"])
         if t["label"] and msg and msg.strip().upper() != "N/A" and t["behaviour"] != "oracle":

@@ -29,6 +29,13 @@ ground-truth evaluator; label_source = "evaluator"):
            learns to give when the ORM rewards it (runs of session 2026-12-02 (7): 15 of an
            ORM's 16 false positives in one phase were such N/A exits, at P(success) 0.70-0.998;
            its data had N/A exits right 337 times and wrong 173, nearly all on the right page)
+  wander   the oracle's actions with a click on a random element and `Go Backward` (skipped
+           when the click did not change the URL) put in before one of them, ending as
+           `early` does: a success the long way round, as a policy's
+           successes often are (the phase loop's rollouts: a right order cancelled after
+           wandering back to the order page, P(success) 0.000 from an ORM whose data held
+           only straight successes); the evaluator labels it, so a click that changed the
+           site's state makes it a failure
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -62,11 +69,12 @@ from webrl.env.web_env import WebEnv
 from webrl.orm.evidence import contains, final_answer, on_page, task_names, words
 from webrl.tasks.schema import Task
 
-SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up")
+SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up", "wander")
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 ANSWER_FROM_PAGE = "<answer from the page>"
 NOT_AVAILABLE = format_action(Action("exit", argument="N/A"))
+GO_BACK = format_action(Action("Go Backward"))
 
 
 def answer_from_page(answer: str, obs: str, rng: random.Random) -> str:
@@ -91,6 +99,7 @@ class ReplayAgent:
     def reset(self, task: Task | None) -> None:
         self.i = 0
         self.last = format_action(Action("Scroll Down"))  # what REPEAT repeats before any action
+        self.clicked_on = ""  # the URL a RANDOM_CLICK was made on
 
     def act(self, obs: str, info: dict) -> str:
         self.last = self._next(obs, info)
@@ -105,8 +114,11 @@ class ReplayAgent:
             return self.last
         if a == ANSWER_FROM_PAGE:
             return format_action(Action("exit", argument=answer_from_page(self.answer, obs, self.rng)))
+        if a == GO_BACK and obs.split("\n", 1)[0] == self.clicked_on:
+            return self._next(obs, info)  # the click went nowhere: going back would leave the oracle's page
         if a != RANDOM_CLICK:
             return a
+        self.clicked_on = obs.split("\n", 1)[0]
         els = [e for e in info.get("elements", []) if e.get("visible")] or info.get("elements", [])
         if not els:
             return format_action(Action("Scroll Down"))
@@ -186,6 +198,8 @@ def perturbations(
             rng4 = random.Random(seed + 4)  # own stream, as `loop`
             k = rng4.randint(0, n - 2)
             out["give_up"] = oracle_actions[:k] + [RANDOM_CLICK] * rng4.randint(0, 1) + [NOT_AVAILABLE]
+        k = random.Random(seed + 5).randint(0, n - 1)  # own stream, as `loop`
+        out["wander"] = oracle_actions[:k] + [RANDOM_CLICK, GO_BACK] + oracle_actions[k:-1] + [end]
     if answer_checked and last is not None and last.kind == "exit":
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:
