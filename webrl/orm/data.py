@@ -99,7 +99,7 @@ class ReplayAgent:
     def reset(self, task: Task | None) -> None:
         self.i = 0
         self.last = format_action(Action("Scroll Down"))  # what REPEAT repeats before any action
-        self.clicked_on = ""  # the URL a RANDOM_CLICK was made on
+        self.clicked_on: str | None = None  # the URL a RANDOM_CLICK was made on
 
     def act(self, obs: str, info: dict) -> str:
         self.last = self._next(obs, info)
@@ -114,11 +114,11 @@ class ReplayAgent:
             return self.last
         if a == ANSWER_FROM_PAGE:
             return format_action(Action("exit", argument=answer_from_page(self.answer, obs, self.rng)))
-        if a == GO_BACK and obs.split("\n", 1)[0] == self.clicked_on:
+        if a == GO_BACK and info.get("url") == self.clicked_on:
             return self._next(obs, info)  # the click went nowhere: going back would leave the oracle's page
         if a != RANDOM_CLICK:
             return a
-        self.clicked_on = obs.split("\n", 1)[0]
+        self.clicked_on = info.get("url", "")
         els = [e for e in info.get("elements", []) if e.get("visible")] or info.get("elements", [])
         if not els:
             return format_action(Action("Scroll Down"))
