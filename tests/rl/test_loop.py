@@ -280,7 +280,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
 
 
 def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
-    from webrl.eval.study import format_results, results
+    from webrl.eval.study import format_results, outcomes, paired, results, sign_test
 
     run, sft, _ = killed_run
     import shutil
@@ -295,8 +295,15 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     table = results(tmp_path, ["webrl", "no_replay"], [0, 1])
     assert set(table) == {"sft", "webrl", "no_replay"}
     assert table["webrl"]["all"]["n"] == 2 and table["webrl"]["all"]["std"] == 0.0 and table["no_replay"]["all"]["n"] == 1
+    # the same actor trained into identical copies: each final eval against its own start eval
+    f0 = outcomes(tmp_path / "webrl" / "seed-0" / "final" / "eval") or outcomes(
+        tmp_path / "webrl" / "seed-0" / f"phase-{cfg['phases']:03d}" / "eval")
+    s0 = outcomes(tmp_path / "webrl" / "seed-0" / "phase-000" / "eval")
+    w, lo = paired(s0, f0)
+    assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": round(sign_test(2 * w, 2 * lo), 4)}
     md = format_results(table)
-    assert md.startswith("| config | all |") and "| webrl |" in md
+    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| tasks won / lost vs start |")
+    assert md.split("| sft |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
     assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
     assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show
     # --table writes the table of the finished runs and runs nothing (no --init needed)
@@ -310,6 +317,20 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out
     saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
     assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
+
+
+def test_sign_test_and_paired_outcomes_by_hand():
+    from webrl.eval.study import paired, sign_test
+
+    # 5 won, 0 lost: 2 * (1/2)^5; 3 vs 3 is no evidence; 1 vs 4: 2 * (1 + 5) / 32
+    assert sign_test(5, 0) == 2 / 32 and sign_test(0, 5) == 2 / 32
+    assert sign_test(3, 3) == 1.0 and sign_test(0, 0) == 1.0
+    assert sign_test(1, 4) == 12 / 32
+    # 9 vs 1: 2 * (1 + 10) / 1024
+    assert abs(sign_test(9, 1) - 22 / 1024) < 1e-12
+    start = {1: True, 2: False, 3: False, 4: True, 5: True}
+    final = {1: True, 2: True, 3: False, 4: False, 6: True}  # task 5 / 6: in one eval only, not paired
+    assert paired(start, final) == (1, 1)
 
 
 def test_study_table_rounds_once():

@@ -1,4 +1,5 @@
-"""A study's results table: mean ± std over seeds of each config's finished runs.
+"""A study's results table: mean ± std over seeds of each config's finished runs, and a paired
+comparison with the starting actor (tasks won and lost, exact sign test).
 
 Pure reads of the run folders `webrl study` makes (OUT/<config>/seed-<s>/, each a `webrl
 train` run), shared by `webrl study` (OUT/results.json, OUT/results.md) and `webrl report`
@@ -8,6 +9,7 @@ train` run), shared by `webrl study` (OUT/results.json, OUT/results.md) and `web
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -17,6 +19,35 @@ def stats(xs: list[float]) -> dict:
     rounded once (8/165 = 4.848 %: 4.8, not 4.85 -> 4.9)."""
     return {"mean": round(statistics.mean(xs), 6), "std": round(statistics.stdev(xs), 6) if len(xs) > 1 else 0.0,
             "n": len(xs)}  # fmt: skip
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Exact two-sided sign test on paired outcomes (McNemar's exact test): the probability, if a
+    discordant task were equally likely to go either way, of a split at least as uneven as won:lost.
+    Tasks both actors solve, or both fail, carry no information and are not counted."""
+    n = won + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def outcomes(eval_dir: Path) -> dict[int, bool]:
+    """task_id -> success of an eval folder's episodes.jsonl ({} when there is none)."""
+    f = eval_dir / "episodes.jsonl"
+    if not f.exists():
+        return {}
+    rows = (json.loads(line) for line in f.read_text().splitlines() if line.strip())
+    return {r["task_id"]: bool(r["success"]) for r in rows}
+
+
+def paired(start: dict[int, bool], final: dict[int, bool]) -> tuple[int, int]:
+    """(won, lost): tasks of both evals that the final actor solves and the start does not, and
+    the reverse."""
+    common = start.keys() & final.keys()
+    won = sum(final[t] and not start[t] for t in common)
+    lost = sum(start[t] and not final[t] for t in common)
+    return won, lost
 
 
 def final_summary(run: Path) -> Path | None:
@@ -39,22 +70,28 @@ def _add(acc: dict[str, list[float]], summary: Path) -> None:
 
 def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
     """mean ± std over the seeds that finished, per config, overall and per site; the `sft` row is
-    the starting actor (the first config's phase-0 evals)."""
+    the starting actor (the first config's phase-0 evals). Each config's row also holds "vs_start":
+    the tasks its final actors won and lost against their own start eval, summed over seeds, and
+    the sign test's p-value."""
     out = Path(out)
     table: dict[str, dict] = {}
     start: dict[str, list[float]] = {}
     for name in names:
         finals: dict[str, list[float]] = {}
+        won = lost = 0
         for s in seeds:
             run = out / name / f"seed-{s}"
             f, a = final_summary(run), run / "phase-000" / "eval" / "summary.json"
             if f is None:
                 continue
             _add(finals, f)
+            w, lo = paired(outcomes(a.parent), outcomes(f.parent))
+            won, lost = won + w, lost + lo
             if a.exists() and name == names[0]:
                 _add(start, a)
         if finals:
             table[name] = {k: stats(v) for k, v in finals.items()}
+            table[name]["vs_start"] = {"won": won, "lost": lost, "p": round(sign_test(won, lost), 4)}
     if start:
         table = {"sft": {k: stats(v) for k, v in start.items()}, **table}
     return table
@@ -67,11 +104,17 @@ def _cell(m: dict | None) -> str:
     return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
 
 
+def _paired_cell(v: dict | None) -> str:
+    return f"+{v['won']} / −{v['lost']}, p {v['p']:.2g}" if v else "-"
+
+
 def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
-    """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed."""
-    sites = sorted({s for row in table.values() for s in row if s != "all"})
-    rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites)] for name, row in table.items()]
-    return ["config", "all", *sites], rows
+    """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, and
+    the tasks won / lost against the start with the sign test's p (summed over seeds)."""
+    sites = sorted({s for row in table.values() for s in row if s not in ("all", "vs_start")})
+    rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _paired_cell(row.get("vs_start"))]
+            for name, row in table.items()]  # fmt: skip
+    return ["config", "all", *sites, "tasks won / lost vs start"], rows
 
 
 def format_results(table: dict) -> str:
