@@ -302,7 +302,8 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     w, lo = paired(s0, f0)
     assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": round(sign_test(2 * w, 2 * lo), 4)}
     md = format_results(table)
-    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| tasks won / lost vs start |")
+    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | tasks won / lost vs start |")
+    assert table["webrl"]["steps"]["n"] == 2 and "steps" not in md.splitlines()[0].split("| mean steps")[0]
     assert md.split("| sft |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
     assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
     assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show

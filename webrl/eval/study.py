@@ -61,9 +61,12 @@ def final_summary(run: Path) -> Path | None:
 
 
 def _add(acc: dict[str, list[float]], summary: Path) -> None:
-    """Append an eval summary's success rates, overall ("all") and per site, to `acc`."""
+    """Append an eval summary's success rates, overall ("all") and per site, and its mean episode
+    length ("steps") to `acc`."""
     s = json.loads(summary.read_text())
     acc.setdefault("all", []).append(s["success_rate"])
+    if "mean_steps" in s:
+        acc.setdefault("steps", []).append(s["mean_steps"])
     for site, v in s.get("per_site", {}).items():
         acc.setdefault(site, []).append(v["success_rate"])
 
@@ -104,17 +107,22 @@ def _cell(m: dict | None) -> str:
     return f"{100 * m['mean']:.1f}{spread} (n={m['n']})"
 
 
+def _steps_cell(m: dict | None) -> str:
+    return f"{m['mean']:.2f}" if m else "-"
+
+
 def _paired_cell(v: dict | None) -> str:
     return f"+{v['won']} / −{v['lost']}, p {v['p']:.2g}" if v else "-"
 
 
 def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
-    """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, and
-    the tasks won / lost against the start with the sign test's p (summed over seeds)."""
-    sites = sorted({s for row in table.values() for s in row if s not in ("all", "vs_start")})
-    rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _paired_cell(row.get("vs_start"))]
-            for name, row in table.items()]  # fmt: skip
-    return ["config", "all", *sites, "tasks won / lost vs start"], rows
+    """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, the
+    mean episode length (mean over seeds; shortening and looping show here first), and the tasks
+    won / lost against the start with the sign test's p (summed over seeds)."""
+    sites = sorted({s for row in table.values() for s in row if s not in ("all", "steps", "vs_start")})
+    rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _steps_cell(row.get("steps")),
+             _paired_cell(row.get("vs_start"))] for name, row in table.items()]  # fmt: skip
+    return ["config", "all", *sites, "mean steps", "tasks won / lost vs start"], rows
 
 
 def format_results(table: dict) -> str:
