@@ -34,11 +34,9 @@ def sign_test(won: int, lost: int) -> float:
 
 def outcomes(eval_dir: Path) -> dict[int, bool]:
     """task_id -> success of an eval folder's episodes.jsonl ({} when there is none)."""
-    f = eval_dir / "episodes.jsonl"
-    if not f.exists():
-        return {}
-    rows = (json.loads(line) for line in f.read_text().splitlines() if line.strip())
-    return {r["task_id"]: bool(r["success"]) for r in rows}
+    from webrl.eval.runner import read_episodes
+
+    return {r["task_id"]: bool(r["success"]) for r in read_episodes(eval_dir / "episodes.jsonl")}
 
 
 def paired(start: dict[int, bool], final: dict[int, bool]) -> tuple[int, int]:
