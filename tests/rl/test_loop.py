@@ -230,6 +230,8 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
         shutil.copytree(run, study / name / f"seed-{seed}")
     assert main(["report", str(tmp_path / "nothing"), "--out", str(out)]) == 2
+    assert main(["report", str(run), "--out", str(out), "--orm-eval", str(tmp_path / "no.json")]) == 2
+    assert not out.exists()  # refused before writing anything
     assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
     text = out.read_text()
     assert "<td>1.000</td>" in text  # overall AUC: the success outscores both failures
@@ -252,8 +254,10 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
             alts = {a for a, _, _ in sizes}
-            assert {"before-after", "errors", "buckets", "phases-run", "stats-run", "study-0",
+            assert {"before-after", "errors", "buckets", "phases-run", "stats-run", "study-0", "study-curves-0",
                     "phases-webrl/seed-1"} <= alts  # fmt: skip
+            # 5 runs: each one's phases folded but the first, whose block is open
+            assert page.eval_on_selector_all("details", "els => els.map(e => e.open)") == [True] + [False] * 4
             assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
             assert "Runs × sites" in page.content()
             # the viewer, for a run without and with screenshots
@@ -356,3 +360,19 @@ def test_study_runs_share_the_start_eval(tmp_path):
     assert sorted(p.name for p in got.iterdir()) == ["done", "episodes.jsonl", "summary.json"]
     assert (got / "episodes.jsonl").read_text() == (ev / "episodes.jsonl").read_text()
     assert not share_start_eval(src, dst)  # a run's own eval is never replaced
+
+
+def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
+    from webrl.eval.report import _by_config, _natural, _subset_curve
+
+    def run(name, fails):  # a final eval with `fails` wrong-page failures
+        return {"name": name, "final": {"errors": {"counts": {"wrong_page": fails}}}, "phase_evals": {}}
+
+    runs = [run("webrl/seed-0", 4), run("webrl/seed-1", 7), run("alone", 2),
+            {"name": "no_kl/seed-0", "final": None, "phase_evals": {}}]  # fmt: skip
+    merged = _by_config(runs, lambda f: {"wrong_page": f["errors"]["counts"]["wrong_page"]})
+    assert merged == {"webrl": {"wrong_page": 5.5}, "alone": {"wrong_page": 2}}  # no_kl: nothing finished
+    assert sorted(["10+", "4-9", "1-3"], key=_natural) == ["1-3", "4-9", "10+"]
+    curve = _subset_curve({"phase_evals": {0: {"success_rate": 0.1}, 1: {"success_rate": 0.25}},
+                           "start_on_subset": {"success_rate": 0.125}})  # fmt: skip
+    assert curve == {0: 12.5, 1: 25.0}  # phase 0 is the start on the subset's tasks

@@ -6,11 +6,12 @@ A study folder stands for its runs (named <config>/seed-<s>) and adds its own se
 first: the methods x sites table, mean ± std over the seeds finished, and the same as
 bars with the spread (eval/study.py). The viewer takes each study config's first seed.
 
-Sections: test success before/after per run (a Figure-1 analog), per-phase
-success per site, the runs x sites table, error taxonomy, success by oracle
-step-count bucket, curriculum statistics per phase, the ORM (accuracy and
-confusion from `--orm-eval` files, agreement with the evaluators per phase),
-replay-buffer size. Everything is read from files the runs wrote; the one thing
+Sections: a study's table, bars and per-phase curves (mean over seeds); test
+success before/after per run (a Figure-1 analog), the runs x sites table, error
+taxonomy and success by oracle step-count bucket (a study's runs merged per
+config), the ORM (accuracy and confusion from `--orm-eval` files); then each
+run's phases, folded: per-site curves, curriculum statistics, replay-buffer size
+and the ORM's agreement with the evaluators. Everything is read from files the runs wrote; the one thing
 computed is the starting actor's rate on the per-phase subset, from its episodes.
 Page text (observations, responses) goes into the viewer as JSON and is shown with
 `textContent`, never as HTML.
@@ -103,12 +104,48 @@ def plot_study(table: dict) -> str:
     return _png(fig)
 
 
-def _study_section(folder: Path, names: list[str], seeds: list[int], index: int) -> str:
+def _subset_curve(run: dict) -> dict[int, float]:
+    """Phase -> success (%) on the per-phase eval's tasks, phase 0 the start on the same tasks."""
+    evals = {k: v["success_rate"] * 100 for k, v in run["phase_evals"].items() if v}
+    if run.get("start_on_subset") and 0 in evals:
+        evals[0] = run["start_on_subset"]["success_rate"] * 100
+    return evals
+
+
+def plot_study_curves(groups: dict[str, list[dict]]) -> str:
+    """Each config's per-phase success on the per-phase eval's tasks, mean over its seeds (a phase
+    counts the seeds that reached it), with the seeds' spread as a band."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for i, (name, runs) in enumerate(groups.items()):
+        curves = [_subset_curve(r) for r in runs]
+        phases = sorted({k for c in curves for k in c})
+        if len(phases) < 2:
+            continue
+        vals = [[c[k] for c in curves if k in c] for k in phases]
+        mean = [sum(v) / len(v) for v in vals]
+        lo, hi = [min(v) for v in vals], [max(v) for v in vals]
+        (line,) = ax.plot(phases, mean, marker="o", linewidth=2.5 if name == "webrl" else 1.2,
+                          color="black" if name == "webrl" else f"C{i % 10}", label=f"{name} (n={len(runs)})")  # fmt: skip
+        if len(runs) > 1:
+            ax.fill_between(phases, lo, hi, color=line.get_color(), alpha=0.12)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("phase (0 = the starting actor)")
+    ax.set_ylabel("success on the per-phase eval tasks (%)")
+    ax.set_title("per-phase curve, mean over seeds (band: min-max)", fontsize=9)
+    ax.legend(fontsize=7, ncol=2, bbox_to_anchor=(1.01, 1), loc="upper left")
+    return _png(fig)
+
+
+def _study_section(folder: Path, names: list[str], seeds: list[int], index: int, runs: list[dict]) -> str:
     table = results(folder, names, seeds)
     head = f"<h2>Methods × sites, mean ± std over seeds: {html.escape(str(folder))}</h2>"
     if not table:
         return head + "<p>No run of this study has finished yet.</p>"
-    return head + _img(plot_study(table), f"study-{index}") + _table(*table_cells(table))
+    groups = {n: [r for r in runs if r["path"].parent == folder / n] for n in names}
+    curves = _img(plot_study_curves({n: g for n, g in groups.items() if g}), f"study-curves-{index}")
+    return head + _img(plot_study(table), f"study-{index}") + _table(*table_cells(table)) + curves
 
 
 def _png(fig) -> str:
@@ -146,7 +183,10 @@ def plot_before_after(runs: list[dict]) -> str:
     before = [(r["start"] or {}).get("success_rate", 0.0) * 100 for r in runs]
     after = [(_final(r) or {}).get("success_rate", float("nan")) * 100 for r in runs]  # nan: no trained phase yet
     ax.bar([x - 0.2 for x in xs], before, 0.4, label="start (SFT)", color="#9aa5b1")
-    ax.bar([x + 0.2 for x in xs], after, 0.4, label="after training", color="#2f6fdf")
+    bars = ax.bar([x + 0.2 for x in xs], after, 0.4, label="after training", color="#2f6fdf")
+    for bar, r in zip(bars, runs, strict=True):
+        if not r["final"]:  # still running: its "after" is a subset eval, drawn hollow
+            bar.set(facecolor="white", edgecolor="#2f6fdf", hatch="//")
     for x, a, b in zip(xs, before, after, strict=True):
         ax.text(x - 0.2, a + 0.5, f"{a:.1f}", ha="center", fontsize=8)
         ax.text(x + 0.2, (0 if b != b else b) + 0.5, "-" if b != b else f"{b:.1f}", ha="center", fontsize=8)
@@ -182,19 +222,25 @@ def plot_phase_curves(run: dict) -> str:
     return _png(fig)
 
 
+def _natural(c: str) -> tuple:
+    """Sort key putting "4-9" before "10+": the leading number first, then the text."""
+    digits = c[: len(c) - len(c.lstrip("0123456789"))]
+    return (int(digits) if digits else float("inf"), c)
+
+
 def plot_bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
     """Grouped bars: series name -> {category: value}."""
     import matplotlib.pyplot as plt
 
-    cats = sorted({c for v in series.values() for c in v})
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(cats) * max(1, len(series)) + 1.5), 3.2))
+    cats = sorted({c for v in series.values() for c in v}, key=_natural)
+    fig, ax = plt.subplots(figsize=(min(10.0, max(4.5, 0.9 * len(cats) * max(1, len(series)) + 1.5)), 3.2))
     width = 0.8 / max(1, len(series))
     for i, (name, vals) in enumerate(series.items()):
         ax.bar([c + i * width for c in range(len(cats))], [vals.get(c, 0.0) for c in cats], width, label=name)
     ax.set_xticks([c + 0.4 - width / 2 for c in range(len(cats))], cats, fontsize=8, rotation=15)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, **({"bbox_to_anchor": (1.01, 1), "loc": "upper left"} if len(series) > 4 else {}))
     return _png(fig)
 
 
@@ -227,7 +273,7 @@ def plot_phase_stats(run: dict) -> str:
 def _table(header: list[str], rows: list[list]) -> str:
     th = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{th}</tr>{body}</table>"
+    return f'<div class="wide"><table><tr>{th}</tr>{body}</table></div>'
 
 
 def _pct(x) -> str:
@@ -239,13 +285,17 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     import matplotlib
 
     matplotlib.use("Agg")
+    missing = [str(p) for p in orm_evals if not Path(p).is_file()]
+    if missing:  # before any work: a typo should not cost a report without its ORM section
+        raise ValueError(f"--orm-eval {', '.join(missing)}: no such file (give the orm_eval.json that "
+                         "`webrl orm eval --out DIR` writes, or the eval.json of a `webrl demo` run's orm/ folder)")
     found, studies = expand(run_paths)
     runs = [load_run(p, browse) for p, browse in found]
     out = Path(out)
     viewer = out.with_name(out.stem + "-viewer.html")
     parts = [f"<h1>WebRL report</h1><p>Runs: {html.escape(', '.join(str(r['path']) for r in runs))}. "
              f'Episodes: <a href="{html.escape(viewer.name)}">trajectory viewer</a>.</p>']  # fmt: skip
-    parts += [_study_section(folder, names, seeds, i) for i, (folder, names, seeds) in enumerate(studies)]
+    parts += [_study_section(folder, names, seeds, i, runs) for i, (folder, names, seeds) in enumerate(studies)]
     parts.append("<h2>Test success before and after training</h2>" + _img(plot_before_after(runs), "before-after"))
     sites = sorted({s for r in runs for s in ((_final(r) or {}).get("per_site") or {})})
     rows = []
@@ -256,42 +306,64 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
                      *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites]])  # fmt: skip
     parts.append("<h2>Runs × sites (success %, final actor)</h2>"
                  + _table(["run", "method", "start", "final", *sites], rows))  # fmt: skip
-    for r in runs:
-        if r["phase_evals"]:
-            parts.append(f"<h2>Per-phase success per site: {html.escape(r['name'])}</h2>"
-                         + _img(plot_phase_curves(r), f"phases-{r['name']}"))  # fmt: skip
-        if r["phases"]:
-            parts.append(f"<h2>Curriculum, replay and ORM per phase: {html.escape(r['name'])}</h2>"
-                         + _img(plot_phase_stats(r), f"stats-{r['name']}"))  # fmt: skip
-            keys = ["phase", "rollout/success", "rollout/true_success", "orm/agreement", "orm/precision",
-                    "curriculum/generated",
-                    "curriculum/kept", "curriculum/mean_value", "buffer/size", "critic/loss", "actor/loss",
-                    "actor/kl", "eval/success", "minutes"]  # fmt: skip
-            parts.append(_table(keys, [[m.get(k, "-") for k in keys] for m in r["phases"]]))
-    errors = {r["name"]: {c: float((_final(r) or {}).get("errors", {}).get("counts", {}).get(c, 0)) for c in ERROR_CLASSES}
-              for r in runs}  # fmt: skip
+    errors = _by_config(runs, lambda f: {c: float(f.get("errors", {}).get("counts", {}).get(c, 0)) for c in ERROR_CLASSES})
     parts.append("<h2>Error taxonomy (failed episodes, final actor)</h2>"
-                 + _img(plot_bars("failed episodes by class", errors, "episodes"), "errors"))  # fmt: skip
-    buckets = {r["name"]: {b: 100 * v.get("success_rate", 0.0) for b, v in ((_final(r) or {}).get("per_step_bucket") or {}).items()}
-               for r in runs}  # fmt: skip
+                 + _img(plot_bars("failed episodes by class (a study's config: mean over its seeds)", errors, "episodes"),
+                        "errors"))  # fmt: skip
+    buckets = _by_config(runs, lambda f: {b: 100 * v.get("success_rate", 0.0) for b, v in (f.get("per_step_bucket") or {}).items()})
     parts.append("<h2>Success by oracle step count</h2>"
                  + _img(plot_bars("success by the oracle's step count", buckets, "success (%)"), "buckets"))  # fmt: skip
-    for path in orm_evals:
-        rep = _read(Path(path))
-        if rep is None:
-            continue
-        for r in (rep, rep.get("at_loop_threshold")):
-            if not r:
-                continue
-            rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
-                     "-" if m.get("auc") is None else f"{m['auc']:.3f}", json.dumps(m["confusion"])] for k, m in [("overall", r["overall"]), *r["per_site"].items()]]  # fmt: skip
-            parts.append(f"<h2>ORM: {html.escape(str(path))} (positive: P &gt; {r.get('threshold', 0.5):g})</h2>"
-                         + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "AUC", "confusion"], rows))  # fmt: skip
+    parts += [_orm_section(Path(path), rep) for path in orm_evals for rep in _orm_reports(Path(path))]
+    # each run's phases last, folded when there are many (a study's), the first one open
+    parts += [_run_block(r, len(runs) <= 2 or i == 0) for i, r in enumerate(runs) if r["phase_evals"] or r["phases"]]
     page = _HTML.format(title="WebRL report", style=_STYLE, body="\n".join(parts))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     viewer.write_text(build_viewer(runs))
     return out
+
+
+def _by_config(runs: list[dict], values) -> dict[str, dict[str, float]]:
+    """`values(final eval summary)` per run, a study's runs merged per config (mean over seeds)."""
+    groups: dict[str, list[dict[str, float]]] = {}
+    for r in runs:
+        if (f := _final(r)) is not None:
+            groups.setdefault(r["name"].split("/seed-")[0], []).append(values(f))
+    return {name: {k: sum(v.get(k, 0.0) for v in vs) / len(vs) for k in {k for v in vs for k in v}}
+            for name, vs in groups.items()}  # fmt: skip
+
+
+def _orm_reports(path: Path) -> list[dict]:
+    """An `orm eval` result: the report at its threshold, and at the loop's when it has one."""
+    rep = json.loads(path.read_text())
+    return [r for r in (rep, rep.get("at_loop_threshold")) if r]
+
+
+def _orm_section(path: Path, r: dict) -> str:
+    rows = [[k, m["n"], _pct(m["accuracy"]), _pct(m["precision"]), _pct(m["recall"]), _pct(m["false_positive_rate"]),
+             "-" if m.get("auc") is None else f"{m['auc']:.3f}", json.dumps(m["confusion"])]
+            for k, m in [("overall", r["overall"]), *r["per_site"].items()]]  # fmt: skip
+    return (f"<h2>ORM: {html.escape(str(path))} (positive: P &gt; {r.get('threshold', 0.5):g})</h2>"
+            + _table(["", "n", "acc %", "prec %", "rec %", "FPR %", "AUC", "confusion"], rows))  # fmt: skip
+
+
+PHASE_KEYS = ["phase", "rollout/success", "rollout/true_success", "orm/agreement", "orm/precision",
+              "curriculum/generated", "curriculum/kept", "curriculum/mean_value", "buffer/size", "critic/loss",
+              "actor/loss", "actor/kl", "eval/success", "minutes"]  # fmt: skip
+
+
+def _run_block(r: dict, open_: bool) -> str:
+    """One run's phases: per-site curves, curriculum / replay / ORM plots and the metrics table."""
+    block = []
+    if r["phase_evals"]:
+        block.append(f"<h3>Per-phase success per site: {html.escape(r['name'])}</h3>"
+                     + _img(plot_phase_curves(r), f"phases-{r['name']}"))  # fmt: skip
+    if r["phases"]:
+        block.append(f"<h3>Curriculum, replay and ORM per phase: {html.escape(r['name'])}</h3>"
+                     + _img(plot_phase_stats(r), f"stats-{r['name']}")
+                     + _table(PHASE_KEYS, [[m.get(k, "-") for k in PHASE_KEYS] for m in r["phases"]]))  # fmt: skip
+    return (f"<details{' open' if open_ else ''}><summary>Phases of {html.escape(r['name'])} ({html.escape(r['method'])}): "
+            f"per-site curves, curriculum, replay, ORM</summary>{''.join(block)}</details>")  # fmt: skip
 
 
 def _episodes(run: dict) -> list[dict]:
@@ -326,7 +398,9 @@ h2{margin-top:28px;font-size:17px}table{border-collapse:collapse;font-size:13px;
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f2f4f7}
 img.plot{max-width:100%;border:1px solid #eee;margin:6px 0}pre{white-space:pre-wrap;background:#f7f7f7;
 padding:8px;font-size:12px;max-height:420px;overflow:auto}.step{border-top:2px solid #ddd;padding:6px 0}
-.ok{color:#1a7f37}.bad{color:#c62828}select{max-width:100%}"""
+.ok{color:#1a7f37}.bad{color:#c62828}select{max-width:100%}div.wide{overflow-x:auto}
+h3{font-size:14px;margin:14px 0 4px}details{border-top:1px solid #e3e6ea;padding:4px 0}
+summary{cursor:pointer;font-weight:600;font-size:15px;padding:4px 0}"""
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>
 <body>{body}</body></html>"""
