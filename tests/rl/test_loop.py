@@ -304,7 +304,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
         tmp_path / "webrl" / "seed-0" / f"phase-{cfg['phases']:03d}" / "eval")
     s0 = outcomes(tmp_path / "webrl" / "seed-0" / "phase-000" / "eval")
     w, lo = paired(s0, f0)
-    assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": round(sign_test(2 * w, 2 * lo), 4)}
+    assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": float(f"{sign_test(2 * w, 2 * lo):.3g}")}
     md = format_results(table)
     assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | tasks won / lost vs start |")
     assert table["webrl"]["steps"]["n"] == 2 and "steps" not in md.splitlines()[0].split("| mean steps")[0]
@@ -343,6 +343,12 @@ def test_study_table_rounds_once():
 
     assert stats([8 / 165])["mean"] == 0.048485 and stats([0.1, 0.3]) == {"mean": 0.2, "std": 0.141421, "n": 2}
     assert "| 4.8 (n=1) |" in format_results({"digirl": {"all": stats([8 / 165])}})
+    # 0 won, 21 lost: p = 2 / 2^21 = 9.5e-7, kept as a number and shown as a bound, not as "p 0"
+    from webrl.eval.study import _paired_cell, sign_test
+
+    p = float(f"{sign_test(0, 21):.3g}")
+    assert p == 9.54e-07 and _paired_cell({"won": 0, "lost": 21, "p": p}) == "+0 / −21, p < 0.001"
+    assert _paired_cell({"won": 8, "lost": 11, "p": 0.6476}) == "+8 / −11, p 0.65"
 
 
 def test_study_runs_share_the_start_eval(tmp_path):

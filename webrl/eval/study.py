@@ -92,7 +92,7 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
                 _add(start, a)
         if finals:
             table[name] = {k: stats(v) for k, v in finals.items()}
-            table[name]["vs_start"] = {"won": won, "lost": lost, "p": round(sign_test(won, lost), 4)}
+            table[name]["vs_start"] = {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")}
     if start:
         table = {"sft": {k: stats(v) for k, v in start.items()}, **table}
     return table
@@ -110,7 +110,9 @@ def _steps_cell(m: dict | None) -> str:
 
 
 def _paired_cell(v: dict | None) -> str:
-    return f"+{v['won']} / −{v['lost']}, p {v['p']:.2g}" if v else "-"
+    if not v:
+        return "-"
+    return f"+{v['won']} / −{v['lost']}, " + ("p < 0.001" if v["p"] < 0.001 else f"p {v['p']:.2g}")
 
 
 def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
