@@ -232,7 +232,11 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     assert main(["report", str(tmp_path / "nothing"), "--out", str(out)]) == 2
     assert main(["report", str(run), "--out", str(out), "--orm-eval", str(tmp_path / "no.json")]) == 2
     assert not out.exists()  # refused before writing anything
-    assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval)]) == 0
+    assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval),
+                 "--png-dir", str(tmp_path / "png")]) == 0  # fmt: skip
+    pngs = {p.name: p.read_bytes() for p in (tmp_path / "png").iterdir()}
+    assert {"study-0.png", "study-curves-0.png", "phases-webrl_seed-1.png", "before-after.png"} <= set(pngs)
+    assert all(b.startswith(b"\x89PNG") and len(b) > 1000 for b in pngs.values())
     text = out.read_text()
     assert "<td>1.000</td>" in text  # overall AUC: the success outscores both failures
     assert "(positive: P &gt; 0.5)" in text and "(positive: P &gt; 0.75)" in text

@@ -66,7 +66,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from webrl.eval.report import build_report
 
     try:
-        out = build_report(args.runs, args.out, args.orm_eval or [])
+        out = build_report(args.runs, args.out, args.orm_eval or [], args.png_dir)
     except ValueError as e:  # a path that is neither a run nor a study folder
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -113,4 +113,5 @@ def add_commands(sub) -> None:
     r.add_argument("runs", nargs="+", help="`webrl train` run folders, or `webrl study` folders (all their runs)")
     r.add_argument("--out", default="report.html", help="output HTML (the viewer goes next to it: NAME-viewer.html)")
     r.add_argument("--orm-eval", action="append", help="an `orm eval` orm_eval.json to include (repeatable)")
+    r.add_argument("--png-dir", default=None, help="also write every plot as a PNG file in this folder")
     r.set_defaults(func=cmd_report)

@@ -127,7 +127,7 @@ def plot_study_curves(groups: dict[str, list[dict]]) -> str:
         mean = [sum(v) / len(v) for v in vals]
         lo, hi = [min(v) for v in vals], [max(v) for v in vals]
         (line,) = ax.plot(phases, mean, marker="o", linewidth=2.5 if name == "webrl" else 1.2,
-                          color="black" if name == "webrl" else f"C{i % 10}", label=f"{name} (n={len(runs)})")  # fmt: skip
+                          color="black" if name == "webrl" else plt.get_cmap("tab20")(i % 20), label=f"{name} (n={len(runs)})")  # fmt: skip
         if len(runs) > 1:
             ax.fill_between(phases, lo, hi, color=line.get_color(), alpha=0.12)
     ax.xaxis.get_major_locator().set_params(integer=True)
@@ -280,8 +280,10 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
-def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[str | Path] = ()) -> Path:
-    """Write the report and its viewer; returns the report path."""
+def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[str | Path] = (),
+                 png_dir: str | Path | None = None) -> Path:
+    """Write the report and its viewer (and, with `png_dir`, every plot as a PNG file there, for a
+    paper or a README); returns the report path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -320,7 +322,22 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     viewer.write_text(build_viewer(runs))
+    if png_dir is not None:
+        write_pngs(page, Path(png_dir))
     return out
+
+
+def write_pngs(page: str, folder: Path) -> list[Path]:
+    """The report's embedded plots as files: <alt>.png, the alt text made a file name."""
+    import re
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for alt, b64 in re.findall(r'<img class="plot" alt="([^"]*)" src="data:image/png;base64,([^"]+)">', page):
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", html.unescape(alt)).strip("_") or "plot"
+        paths.append(folder / f"{name}.png")
+        paths[-1].write_bytes(base64.b64decode(b64))
+    return paths
 
 
 def _by_config(runs: list[dict], values) -> dict[str, dict[str, float]]:
