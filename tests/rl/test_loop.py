@@ -323,7 +323,9 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     # the command resumes finished runs (no-ops) and writes the table
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
                  "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
-    assert (tmp_path / "results.md").exists() and "| webrl |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert (tmp_path / "results.md").exists() and "| webrl |" in printed
+    assert f"#### study: webrl, seed 0 -> {tmp_path / 'webrl' / 'seed-0'} (run 1 of 1)\n" in printed  # done: no ETA
     saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
     assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
 
@@ -340,6 +342,14 @@ def test_sign_test_and_paired_outcomes_by_hand():
     start = {1: True, 2: False, 3: False, 4: True, 5: True}
     final = {1: True, 2: True, 3: False, 4: False, 6: True}  # task 5 / 6: in one eval only, not paired
     assert paired(start, final) == (1, 1)
+
+
+def test_study_time_left_is_the_mean_run_times_the_runs_left():
+    from webrl.eval.study import eta_note
+
+    assert eta_note([], 5) == "" and eta_note([20.0], 0) == ""
+    assert eta_note([20.0, 30.0], 3) == "; about 75 min left"  # 25 min x 3
+    assert eta_note([25.0], 30) == "; about 12.5 h left"
 
 
 def test_study_table_rounds_once():

@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from webrl.cli.stages import stage_runner
-from webrl.eval.study import format_results, results, study_layout
+from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
 
 INF = 1e9
 CONFIGS: dict[str, dict] = {
@@ -95,16 +96,24 @@ def cmd_study(args: argparse.Namespace) -> int:
                                            + "\n")  # fmt: skip
     stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
     first: Path | None = None
-    for s in seeds:
-        for name in names:
-            run = out / name / f"seed-{s}"  # a finished run resumes to a no-op
-            print(f"\n#### study: {name}, seed {s} -> {run}", flush=True)
-            cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
-            if first is not None and cfg.final_eval:
-                share_start_eval(first, run)
-            stage(train, cfg, run, not args.no_progress)
-            first = first or run
-            write_results(out, names, seeds)  # the table so far, after every finished run
+    todo = [(s, name) for s in seeds for name in names]
+    left = sum(final_summary(out / name / f"seed-{s}") is None for s, name in todo)
+    minutes: list[float] = []  # wall minutes of the runs this invocation worked on
+    for k, (s, name) in enumerate(todo, 1):
+        run = out / name / f"seed-{s}"  # a finished run resumes to a no-op
+        done = final_summary(run) is not None
+        print(f"\n#### study: {name}, seed {s} -> {run} (run {k} of {len(todo)}"
+              + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
+        cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
+        if first is not None and cfg.final_eval:
+            share_start_eval(first, run)
+        t0 = time.monotonic()
+        stage(train, cfg, run, not args.no_progress)
+        if not done:
+            minutes.append((time.monotonic() - t0) / 60)
+            left -= 1
+        first = first or run
+        write_results(out, names, seeds)  # the table so far, after every finished run
     print(format_results(write_results(out, names, seeds)))
     return 0
 

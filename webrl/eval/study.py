@@ -48,6 +48,15 @@ def paired(start: dict[int, bool], final: dict[int, bool]) -> tuple[int, int]:
     return won, lost
 
 
+def eta_note(minutes: list[float], left: int) -> str:
+    """"; about N min / N h left" from the wall minutes of the runs finished so far (their mean
+    times the runs left); "" before any has finished. A rough guide: configs differ in cost."""
+    if not minutes or left <= 0:
+        return ""
+    m = sum(minutes) / len(minutes) * left
+    return f"; about {m:.0f} min left" if m < 90 else f"; about {m / 60:.1f} h left"
+
+
 def final_summary(run: Path) -> Path | None:
     """The finished run's final eval: the whole-split one (`final_eval`), else its last phase's
     subset eval; None while the run is still going (a half-run's subset eval is not its result)."""
