@@ -133,6 +133,14 @@ def test_lam_lr_and_threshold_flags_reach_the_config():
                                       "--lr", "5e-5", "--orm-threshold", "0.8", "--critic-replay"])  # fmt: skip
     cfg = loop_config(args)
     assert cfg.lam == 0.0 and cfg.train.lr == 5e-5 and cfg.orm_threshold == 0.8 and cfg.critic_replay
+    assert (cfg.ppl_lo, cfg.ppl_hi) == (1 / 0.95, 2.0)  # the paper's window by default
+    args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--ppl-window", "2", "inf"])
+    cfg = loop_config(args)
+    assert (cfg.ppl_lo, cfg.ppl_hi) == (2.0, 1e9) and json.loads(json.dumps(cfg.to_json()))["ppl_hi"] == 1e9
+    for lo, hi in (("0.5", "2"), ("2", "1.5")):  # a perplexity is >= 1; the window must not be empty
+        args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--ppl-window", lo, hi])
+        with pytest.raises(ValueError, match="ppl_lo < ppl_hi"):
+            loop_config(args)
     assert not loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle"])).critic_replay
     cpu = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--orm", "o", "--preset", "cpu"]))
     gpu = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--orm", "o", "--preset", "gpu"]))

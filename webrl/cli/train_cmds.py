@@ -23,6 +23,8 @@ def loop_config(args: argparse.Namespace):
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature}  # fmt: skip
     fields.update({k: v for k, v in given.items() if v is not None})
+    if args.ppl_window is not None:  # "inf" as 1e9: train_config.json stays standard JSON
+        fields["ppl_lo"], fields["ppl_hi"] = (min(x, 1e9) for x in args.ppl_window)
     if args.lr is not None:
         fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
     if args.no_kl:
@@ -97,6 +99,9 @@ def add_commands(sub) -> None:
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")
     t.add_argument("--no-curriculum", action="store_true", help="ablation: train-split tasks only")
     t.add_argument("--no-ppl-filter", action="store_true", help="ablation: replay without the perplexity window")
+    t.add_argument("--ppl-window", nargs=2, type=float, metavar=("LO", "HI"), default=None,
+                   help="the replay's perplexity window (default 1/0.95 2; e.g. 1 1.0526 keeps the confident "
+                        "steps, 2 inf the unlikely ones)")  # fmt: skip
     t.add_argument("--critic-replay", action="store_true",
                    help="fit the value head on the kept replay steps too (target 1), not on this phase's rollouts only")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")

@@ -91,6 +91,9 @@ class LoopConfig:
     train: TrainConfig = field(default_factory=lambda: LOOP_TRAIN)
 
     def __post_init__(self):
+        if not 1.0 <= self.ppl_lo < self.ppl_hi:
+            raise ValueError(f"LoopConfig perplexity window must have 1 <= ppl_lo < ppl_hi (a perplexity is >= 1), "
+                             f"got [{self.ppl_lo}, {self.ppl_hi}]")  # fmt: skip
         if self.temperature < 0:
             raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
         if not 0.0 <= self.lam <= 1.0:
