@@ -49,8 +49,9 @@ def paired(start: dict[int, bool], final: dict[int, bool]) -> tuple[int, int]:
 
 
 def eta_note(minutes: list[float], left: int) -> str:
-    """"; about N min / N h left" from the wall minutes of the runs finished so far (their mean
-    times the runs left); "" before any has finished. A rough guide: configs differ in cost."""
+    """The run header's time-left note, "; about N min left" (or "N h"): the mean wall minutes of
+    the runs finished so far times the runs left; "" before any has finished. A rough guide only:
+    configs differ in cost."""
     if not minutes or left <= 0:
         return ""
     m = sum(minutes) / len(minutes) * left
