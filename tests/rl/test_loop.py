@@ -404,3 +404,24 @@ def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     curve = _subset_curve({"phase_evals": {0: {"success_rate": 0.1}, 1: {"success_rate": 0.25}},
                            "start_on_subset": {"success_rate": 0.125}})  # fmt: skip
     assert curve == {0: 12.5, 1: 25.0}  # phase 0 is the start on the subset's tasks
+
+
+def test_report_counts_tasks_won_and_lost_by_kind(tmp_path):
+    from webrl.eval.report import kind_changes, load_run
+    from webrl.tasks.splits import load_split
+
+    tasks = load_split("test")
+    pick = {k: [t.task_id for t in tasks if t.kind == k][:2] for k in ("read", "infeasible")}
+    start = {pick["read"][0]: True, pick["read"][1]: True, pick["infeasible"][0]: False, pick["infeasible"][1]: True}
+    final = {pick["read"][0]: False, pick["read"][1]: True, pick["infeasible"][0]: True, pick["infeasible"][1]: True}
+    for seed in (0, 1):  # two seeds of one config, the same outcomes: the counts add up
+        run = tmp_path / "webrl" / f"seed-{seed}"
+        for folder, outs in (("phase-000", start), ("final", final)):
+            (run / folder / "eval").mkdir(parents=True)
+            (run / folder / "eval" / "episodes.jsonl").write_text(
+                "".join(json.dumps({"task_id": t, "success": ok}) + "\n" for t, ok in outs.items()))
+            (run / folder / "eval" / "summary.json").write_text(json.dumps({"success_rate": 0.5}))
+        (run / "train_config.json").write_text(json.dumps({"eval_split": "test"}))
+    runs = [load_run(tmp_path / "webrl" / f"seed-{s}") for s in (0, 1)]
+    # per seed: one read task lost, one infeasible task won; the unchanged ones are not counted
+    assert kind_changes(runs) == {"webrl": {"read": [0, 2], "infeasible": [2, 0]}}

@@ -9,10 +9,12 @@ bars with the spread (eval/study.py). The viewer takes each study config's first
 Sections: a study's table, bars and per-phase curves (mean over seeds); test
 success before/after per run (a Figure-1 analog), the runs x sites table, error
 taxonomy and success by oracle step-count bucket (a study's runs merged per
-config), the ORM (accuracy and confusion from `--orm-eval` files); then each
-run's phases, folded: per-site curves, curriculum statistics, replay-buffer size
-and the ORM's agreement with the evaluators. Everything is read from files the runs wrote; the one thing
-computed is the starting actor's rate on the per-phase subset, from its episodes.
+config), tasks won and lost against the start by task kind, the ORM (accuracy
+and confusion from `--orm-eval` files); then each run's phases, folded: per-site
+curves, curriculum statistics, replay-buffer size and the ORM's agreement with
+the evaluators. Everything is read from files the runs wrote; what is computed
+(the starting actor's rate on the per-phase subset, the won / lost tasks by
+kind) comes from their episodes.
 Page text (observations, responses) goes into the viewer as JSON and is shown with
 `textContent`, never as HTML.
 """
@@ -25,7 +27,7 @@ import io
 import json
 from pathlib import Path
 
-from webrl.eval.study import results, study_layout, table_cells
+from webrl.eval.study import outcomes, results, study_layout, table_cells
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
 
@@ -315,6 +317,11 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     buckets = _by_config(runs, lambda f: {b: 100 * v.get("success_rate", 0.0) for b, v in (f.get("per_step_bucket") or {}).items()})
     parts.append("<h2>Success by oracle step count</h2>"
                  + _img(plot_bars("success by the oracle's step count", buckets, "success (%)"), "buckets"))  # fmt: skip
+    if changes := kind_changes(runs):
+        parts.append("<h2>Tasks won and lost against the start, by kind</h2><p>read: answer a question; navigate: "
+                     "reach a page; change: change the site's state; infeasible: the right answer is \"N/A\".</p>"
+                     + (_img(plot_kind_changes(changes), "kinds") if any(changes.values())
+                        else "<p>No task changed its outcome against the start.</p>"))  # fmt: skip
     parts += [_orm_section(Path(path), rep) for path in orm_evals for rep in _orm_reports(Path(path))]
     # each run's phases last, folded when there are many (a study's), the first one open
     parts += [_run_block(r, len(runs) <= 2 or i == 0) for i, r in enumerate(runs) if r["phase_evals"] or r["phases"]]
@@ -348,6 +355,53 @@ def _by_config(runs: list[dict], values) -> dict[str, dict[str, float]]:
             groups.setdefault(r["name"].split("/seed-")[0], []).append(values(f))
     return {name: {k: sum(v.get(k, 0.0) for v in vs) / len(vs) for k in {k for v in vs for k in v}}
             for name, vs in groups.items()}  # fmt: skip
+
+
+def kind_changes(runs: list[dict]) -> dict[str, dict[str, list[int]]]:
+    """Config (a study's seeds merged) -> task kind -> [won, lost]: the tasks each finished run's
+    final actor solves and its start does not, and the reverse (summed over seeds)."""
+    from webrl.tasks.splits import load_eval_tasks
+
+    tasks: dict[str, dict] = {}
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in runs:
+        if not r["final"]:
+            continue
+        split = r["config"].get("eval_split") or "test"
+        if split not in tasks:
+            tasks[split] = {t.task_id: t.kind for t in load_eval_tasks(split)}
+        start = outcomes(r["path"] / "phase-000" / "eval")
+        final = outcomes(r["path"] / "final" / "eval")
+        acc = out.setdefault(r["name"].split("/seed-")[0], {})
+        for tid in start.keys() & final.keys():
+            if start[tid] != final[tid]:
+                acc.setdefault(tasks[split].get(tid, "other"), [0, 0])[0 if final[tid] else 1] += 1
+    return out
+
+
+def plot_kind_changes(changes: dict[str, dict[str, list[int]]]) -> str:
+    """Per config, tasks won (up) and lost (down) against the start, one colour per task kind."""
+    import matplotlib.pyplot as plt
+
+    from webrl.tasks.schema import TASK_KINDS
+
+    names = list(changes)
+    kinds = [k for k in TASK_KINDS if any(k in c for c in changes.values())]
+    fig, ax = plt.subplots(figsize=(min(10.0, max(5.0, 0.8 * len(names) + 2.5)), 3.6))
+    width = 0.8 / max(1, len(kinds))
+    for j, kind in enumerate(kinds):
+        xs = [i + (j - (len(kinds) - 1) / 2) * width for i in range(len(names))]
+        won = [changes[n].get(kind, [0, 0])[0] for n in names]
+        lost = [-changes[n].get(kind, [0, 0])[1] for n in names]
+        ax.bar(xs, won, width, color=f"C{j}", label=kind)
+        ax.bar(xs, lost, width, color=f"C{j}", alpha=0.45)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.set_xticks(range(len(names)), names, fontsize=8, rotation=15)
+    ax.set_ylabel("tasks won (up) / lost (down)")
+    ax.set_title("paired with the start, by task kind (a study's seeds summed)", fontsize=9)
+    ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    return _png(fig)
 
 
 def _orm_reports(path: Path) -> list[dict]:

@@ -44,6 +44,7 @@ import torch
 
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
 from webrl.rl.sft import claim_run_config
+from webrl.tasks.splits import load_eval_tasks
 
 # --- small helpers ------------------------------------------------------------------------
 
@@ -135,7 +136,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     run.mkdir(parents=True, exist_ok=True)
     claim_run_config(run / "train_config.json", cfg, "--run")
     prompt = load_prompt_config(cfg.init)
-    eval_tasks = stratified(_eval_tasks(cfg.eval_split), cfg.eval_subset, cfg.seed)
+    eval_tasks = stratified(load_eval_tasks(cfg.eval_split), cfg.eval_subset, cfg.seed)
     banner = Banner(cfg.phases)
     line: dict = {}
 
@@ -181,7 +182,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         print(f"== final eval: {cfg.eval_split} split, greedy", flush=True)
         if cfg.phases:
             reuse_episodes(run / f"phase-{cfg.phases:03d}" / "eval", run / "final" / "eval")
-        evaluate(cfg, last, _eval_tasks(cfg.eval_split), run / "final", prompt, progress, folder="eval")
+        evaluate(cfg, last, load_eval_tasks(cfg.eval_split), run / "final", prompt, progress, folder="eval")
     return line
 
 
@@ -232,7 +233,7 @@ def train_pool(cfg: LoopConfig) -> list:
     pool = load_split("train")
     if cfg.eval_split == "test":
         return pool
-    held = _eval_tasks(cfg.eval_split)
+    held = load_eval_tasks(cfg.eval_split)
     ids, intents = {str(t.task_id) for t in held}, {t.intent for t in held}
     return [t for t in pool if str(t.task_id) not in ids and t.intent not in intents]
 
@@ -253,7 +254,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
         seeds = list(prev_tasks.values())
     used = {t.intent for t in load_split("test")}  # never a test task, whatever the eval split
     if cfg.eval_split != "test":
-        used |= {t.intent for t in _eval_tasks(cfg.eval_split)}
+        used |= {t.intent for t in load_eval_tasks(cfg.eval_split)}
     for p in sorted(run.glob("phase-*/tasks.json")):
         used |= {t.intent for t in load_tasks(p)}
     world = WorldApp()
@@ -292,17 +293,9 @@ def evaluate_start(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) 
     reuses its episodes as the ORM's held-out policy trajectories, and `train` then finds it done."""
     from webrl.agent.prompt import load_prompt_config
 
-    tasks = _eval_tasks(cfg.eval_split)
+    tasks = load_eval_tasks(cfg.eval_split)
     tasks = tasks if cfg.final_eval else stratified(tasks, cfg.eval_subset, cfg.seed)
     return evaluate(cfg, cfg.init, tasks, Path(run_dir) / "phase-000", load_prompt_config(cfg.init), progress)
-
-
-def _eval_tasks(split: str) -> list:
-    """A split name or a task file."""
-    from webrl.tasks.schema import load_tasks
-    from webrl.tasks.splits import load_split
-
-    return load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
 
 
 def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mcfg, prompt, world) -> list[float]:

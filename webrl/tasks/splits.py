@@ -75,6 +75,11 @@ def load_split(split: str) -> list[Task]:
     return load_tasks(path)
 
 
+def load_eval_tasks(split: str) -> list[Task]:
+    """A split name ("test", "train") or a task file (.json / .jsonl)."""
+    return load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
+
+
 def write_splits(db: SeedDB, measure: Callable[[list[Task]], list[Task]]) -> dict[str, int]:
     """Build both splits, pass them through `measure` (which runs the oracle and
     records its step count as `difficulty`), and write them."""
