@@ -237,8 +237,10 @@ def plot_bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> s
     cats = sorted({c for v in series.values() for c in v}, key=_natural)
     fig, ax = plt.subplots(figsize=(min(10.0, max(4.5, 0.9 * len(cats) * max(1, len(series)) + 1.5)), 3.2))
     width = 0.8 / max(1, len(series))
+    cmap = plt.get_cmap("tab20" if len(series) > 10 else "tab10")
     for i, (name, vals) in enumerate(series.items()):
-        ax.bar([c + i * width for c in range(len(cats))], [vals.get(c, 0.0) for c in cats], width, label=name)
+        ax.bar([c + i * width for c in range(len(cats))], [vals.get(c, 0.0) for c in cats], width, label=name,
+               color=cmap(i % cmap.N))
     ax.set_xticks([c + 0.4 - width / 2 for c in range(len(cats))], cats, fontsize=8, rotation=15)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
@@ -348,10 +350,12 @@ def write_pngs(page: str, folder: Path) -> list[Path]:
 
 
 def _by_config(runs: list[dict], values) -> dict[str, dict[str, float]]:
-    """`values(final eval summary)` per run, a study's runs merged per config (mean over seeds)."""
+    """`values(final eval summary)` per run, a study's runs merged per config (mean over seeds;
+    a study's run still going is left out, a lone run shows its last subset eval)."""
     groups: dict[str, list[dict[str, float]]] = {}
     for r in runs:
-        if (f := _final(r)) is not None:
+        f = r["final"] if "/seed-" in r["name"] else _final(r)
+        if f is not None:
             groups.setdefault(r["name"].split("/seed-")[0], []).append(values(f))
     return {name: {k: sum(v.get(k, 0.0) for v in vs) / len(vs) for k in {k for v in vs for k in v}}
             for name, vs in groups.items()}  # fmt: skip
