@@ -425,3 +425,5 @@ def test_report_counts_tasks_won_and_lost_by_kind(tmp_path):
     runs = [load_run(tmp_path / "webrl" / f"seed-{s}") for s in (0, 1)]
     # per seed: one read task lost, one infeasible task won; the unchanged ones are not counted
     assert kind_changes(runs) == {"webrl": {"read": [0, 2], "infeasible": [2, 0]}}
+    runs[0]["config"] = {"eval_split": str(tmp_path / "gone.json")}  # a task file removed since: kinds unknown
+    assert kind_changes(runs[:1]) == {"webrl": {"other": [1, 1]}}

@@ -373,7 +373,10 @@ def kind_changes(runs: list[dict]) -> dict[str, dict[str, list[int]]]:
             continue
         split = r["config"].get("eval_split") or "test"
         if split not in tasks:
-            tasks[split] = {t.task_id: t.kind for t in load_eval_tasks(split)}
+            try:
+                tasks[split] = {t.task_id: t.kind for t in load_eval_tasks(split)}
+            except (OSError, ValueError):  # a task file moved or gone since the run: kinds unknown
+                tasks[split] = {}
         start = outcomes(r["path"] / "phase-000" / "eval")
         final = outcomes(r["path"] / "final" / "eval")
         acc = out.setdefault(r["name"].split("/seed-")[0], {})
