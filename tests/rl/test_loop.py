@@ -394,10 +394,11 @@ def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     from webrl.eval.report import _by_config, _natural, _subset_curve
 
     def run(name, fails):  # a final eval with `fails` wrong-page failures
-        return {"name": name, "final": {"errors": {"counts": {"wrong_page": fails}}}, "phase_evals": {}}
+        return {"name": name, "group": name.split("/")[0], "final": {"errors": {"counts": {"wrong_page": fails}}},
+                "phase_evals": {}}  # fmt: skip
 
     runs = [run("webrl/seed-0", 4), run("webrl/seed-1", 7), run("alone", 2),
-            {"name": "no_kl/seed-0", "final": None, "phase_evals": {}}]  # fmt: skip
+            {"name": "no_kl/seed-0", "group": "no_kl", "final": None, "phase_evals": {}}]  # fmt: skip
     merged = _by_config(runs, lambda f: {"wrong_page": f["errors"]["counts"]["wrong_page"]})
     assert merged == {"webrl": {"wrong_page": 5.5}, "alone": {"wrong_page": 2}}  # no_kl: nothing finished
     assert sorted(["10+", "4-9", "1-3"], key=_natural) == ["1-3", "4-9", "10+"]
@@ -408,22 +409,27 @@ def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
 
 def test_report_counts_tasks_won_and_lost_by_kind(tmp_path):
     from webrl.eval.report import kind_changes, load_run
+    from webrl.tasks.registry import families
     from webrl.tasks.splits import load_split
 
+    kind = {name: f.kind for name, f in families().items()}
     tasks = load_split("test")
-    pick = {k: [t.task_id for t in tasks if t.kind == k][:2] for k in ("read", "infeasible")}
-    start = {pick["read"][0]: True, pick["read"][1]: True, pick["infeasible"][0]: False, pick["infeasible"][1]: True}
-    final = {pick["read"][0]: False, pick["read"][1]: True, pick["infeasible"][0]: True, pick["infeasible"][1]: True}
+    pick = {k: [t for t in tasks if kind[t.family] == k][:2] for k in ("info", "infeasible")}
+    i0, i1, n0, n1 = (t.task_id for t in (*pick["info"], *pick["infeasible"]))
+    fam = {t.task_id: t.family for ts in pick.values() for t in ts}
+    start = {i0: True, i1: True, n0: False, n1: True}
+    final = {i0: False, i1: True, n0: True, n1: True}
     for seed in (0, 1):  # two seeds of one config, the same outcomes: the counts add up
         run = tmp_path / "webrl" / f"seed-{seed}"
         for folder, outs in (("phase-000", start), ("final", final)):
             (run / folder / "eval").mkdir(parents=True)
-            (run / folder / "eval" / "episodes.jsonl").write_text(
-                "".join(json.dumps({"task_id": t, "success": ok}) + "\n" for t, ok in outs.items()))
+            (run / folder / "eval" / "episodes.jsonl").write_text("".join(
+                json.dumps({"task_id": t, "family": fam[t], "success": ok}) + "\n" for t, ok in outs.items()))
             (run / folder / "eval" / "summary.json").write_text(json.dumps({"success_rate": 0.5}))
         (run / "train_config.json").write_text(json.dumps({"eval_split": "test"}))
     runs = [load_run(tmp_path / "webrl" / f"seed-{s}") for s in (0, 1)]
-    # per seed: one read task lost, one infeasible task won; the unchanged ones are not counted
-    assert kind_changes(runs) == {"webrl": {"read": [0, 2], "infeasible": [2, 0]}}
-    runs[0]["config"] = {"eval_split": str(tmp_path / "gone.json")}  # a task file removed since: kinds unknown
-    assert kind_changes(runs[:1]) == {"webrl": {"other": [1, 1]}}
+    # per seed: one info task lost, one infeasible task won; the unchanged ones are not counted
+    assert kind_changes(runs) == {"webrl": {"info": [0, 2], "infeasible": [2, 0]}}
+    eps = run / "final" / "eval" / "episodes.jsonl"  # a family the registry does not know (an LLM-made task)
+    eps.write_text(eps.read_text().replace(fam[n0], "llm.generated"))
+    assert kind_changes([load_run(run)]) == {"webrl": {"info": [0, 1], "other": [1, 0]}}

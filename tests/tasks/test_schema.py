@@ -76,17 +76,3 @@ def test_offline_limits_of_webarena_configs(tmp_path):
     path.write_text(json.dumps([WEBARENA_LITE_RECORD, fuzzy, func]))
     assert main(["tasks", "check", str(path)]) == 0
 
-
-def test_task_kind_from_the_evaluator():
-    def kind(**ev):
-        d = json.loads(json.dumps(WEBARENA_LITE_RECORD))
-        d["eval"].update(ev)
-        return task_from_json(d).kind
-
-    assert kind() == "read"  # string_match, must_include a name
-    assert kind(reference_answers={"exact_match": "N/A"}) == "infeasible"
-    assert kind(reference_answers={"fuzzy_match": ["n/a "]}) == "infeasible"  # case and spaces
-    assert kind(eval_types=["string_match", "program_html"], reference_answers={"exact_match": "N/A"}) == "infeasible"
-    assert kind(eval_types=["program_html"], reference_answers=None) == "change"
-    assert kind(eval_types=["url_match"], reference_answers=None, reference_url="__SHOPPING__/x") == "navigate"
-    assert kind(reference_answers={"must_include": ["N/A plan", "Basic"]}) == "read"  # "N/A" only as a whole answer

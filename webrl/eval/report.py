@@ -27,7 +27,7 @@ import io
 import json
 from pathlib import Path
 
-from webrl.eval.study import outcomes, results, study_layout, table_cells
+from webrl.eval.study import changed, outcomes, results, study_layout, table_cells
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
 
@@ -44,9 +44,10 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
     """What the report needs from one run folder (`browse`: its episodes go into the viewer)."""
     p = Path(path)
     cfg = _read(p / "train_config.json") or {}
-    name = f"{p.parent.name}/{p.name}" if p.name.startswith("seed-") else p.name  # a study's run
+    study_run = p.name.startswith("seed-")  # <config>/seed-<s> of a study: grouped by its config
     return {
-        "name": name, "path": p, "method": cfg.get("method", "webrl"), "config": cfg, "browse": browse,
+        "name": f"{p.parent.name}/{p.name}" if study_run else p.name, "group": p.parent.name if study_run else p.name,
+        "path": p, "method": cfg.get("method", "webrl"), "config": cfg, "browse": browse,
         "start": _read(p / "phase-000" / "eval" / "summary.json"),
         "final": _read(p / "final" / "eval" / "summary.json"),
         "phases": _jsonl(p / "metrics.jsonl"),
@@ -145,7 +146,7 @@ def _study_section(folder: Path, names: list[str], seeds: list[int], index: int,
     head = f"<h2>Methods × sites, mean ± std over seeds: {html.escape(str(folder))}</h2>"
     if not table:
         return head + "<p>No run of this study has finished yet.</p>"
-    groups = {n: [r for r in runs if r["path"].parent == folder / n] for n in names}
+    groups = {n: [r for r in runs if r["path"].parent == folder / n] for n in names}  # this study's runs only
     curves = _img(plot_study_curves({n: g for n, g in groups.items() if g}), f"study-curves-{index}")
     return head + _img(plot_study(table), f"study-{index}") + _table(*table_cells(table)) + curves
 
@@ -320,8 +321,9 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     parts.append("<h2>Success by oracle step count</h2>"
                  + _img(plot_bars("success by the oracle's step count", buckets, "success (%)"), "buckets"))  # fmt: skip
     if changes := kind_changes(runs):
-        parts.append("<h2>Tasks won and lost against the start, by kind</h2><p>read: answer a question; navigate: "
-                     "reach a page; change: change the site's state; infeasible: the right answer is \"N/A\".</p>"
+        parts.append("<h2>Tasks won and lost against the start, by kind</h2><p>The task family's kind — info: answer "
+                     "a question; nav: reach a page; state: change the site; multi: several of these; infeasible: "
+                     "the right answer is \"N/A\".</p>"
                      + (_img(plot_kind_changes(changes), "kinds") if any(changes.values())
                         else "<p>No task changed its outcome against the start.</p>"))  # fmt: skip
     parts += [_orm_section(Path(path), rep) for path in orm_evals for rep in _orm_reports(Path(path))]
@@ -354,35 +356,31 @@ def _by_config(runs: list[dict], values) -> dict[str, dict[str, float]]:
     a study's run still going is left out, a lone run shows its last subset eval)."""
     groups: dict[str, list[dict[str, float]]] = {}
     for r in runs:
-        f = r["final"] if "/seed-" in r["name"] else _final(r)
+        f = r["final"] if r["group"] != r["name"] else _final(r)
         if f is not None:
-            groups.setdefault(r["name"].split("/seed-")[0], []).append(values(f))
+            groups.setdefault(r["group"], []).append(values(f))
     return {name: {k: sum(v.get(k, 0.0) for v in vs) / len(vs) for k in {k for v in vs for k in v}}
             for name, vs in groups.items()}  # fmt: skip
 
 
 def kind_changes(runs: list[dict]) -> dict[str, dict[str, list[int]]]:
-    """Config (a study's seeds merged) -> task kind -> [won, lost]: the tasks each finished run's
-    final actor solves and its start does not, and the reverse (summed over seeds)."""
-    from webrl.tasks.splits import load_eval_tasks
+    """Config (a study's seeds merged) -> task kind (the family's `kind`; "other" for a family not
+    in the registry) -> [won, lost]: the tasks each finished run's final actor solves and its start
+    does not, and the reverse (summed over seeds)."""
+    from webrl.eval.runner import read_episodes
+    from webrl.tasks.registry import families
 
-    tasks: dict[str, dict] = {}
+    kinds = {name: fam.kind for name, fam in families().items()}
     out: dict[str, dict[str, list[int]]] = {}
     for r in runs:
         if not r["final"]:
             continue
-        split = r["config"].get("eval_split") or "test"
-        if split not in tasks:
-            try:
-                tasks[split] = {t.task_id: t.kind for t in load_eval_tasks(split)}
-            except (OSError, ValueError):  # a task file moved or gone since the run: kinds unknown
-                tasks[split] = {}
-        start = outcomes(r["path"] / "phase-000" / "eval")
-        final = outcomes(r["path"] / "final" / "eval")
-        acc = out.setdefault(r["name"].split("/seed-")[0], {})
-        for tid in start.keys() & final.keys():
-            if start[tid] != final[tid]:
-                acc.setdefault(tasks[split].get(tid, "other"), [0, 0])[0 if final[tid] else 1] += 1
+        family = {e["task_id"]: e.get("family", "") for e in read_episodes(r["path"] / "final" / "eval" / "episodes.jsonl")}
+        won, lost = changed(outcomes(r["path"] / "phase-000" / "eval"), outcomes(r["path"] / "final" / "eval"))
+        acc = out.setdefault(r["group"], {})
+        for ids, col in ((won, 0), (lost, 1)):
+            for tid in ids:
+                acc.setdefault(kinds.get(family[tid], "other"), [0, 0])[col] += 1
     return out
 
 
@@ -390,10 +388,10 @@ def plot_kind_changes(changes: dict[str, dict[str, list[int]]]) -> str:
     """Per config, tasks won (up) and lost (down) against the start, one colour per task kind."""
     import matplotlib.pyplot as plt
 
-    from webrl.tasks.schema import TASK_KINDS
+    from webrl.tasks.family import KINDS
 
     names = list(changes)
-    kinds = [k for k in TASK_KINDS if any(k in c for c in changes.values())]
+    kinds = [k for k in (*KINDS, "other") if any(k in c for c in changes.values())]
     fig, ax = plt.subplots(figsize=(min(10.0, max(5.0, 0.8 * len(names) + 2.5)), 3.6))
     width = 0.8 / max(1, len(kinds))
     for j, kind in enumerate(kinds):

@@ -39,13 +39,17 @@ def outcomes(eval_dir: Path) -> dict[int, bool]:
     return {r["task_id"]: bool(r["success"]) for r in read_episodes(eval_dir / "episodes.jsonl")}
 
 
+def changed(start: dict[int, bool], final: dict[int, bool]) -> tuple[list[int], list[int]]:
+    """(won, lost) task ids: tasks of both evals that the final actor solves and the start does
+    not, and the reverse."""
+    common = sorted(start.keys() & final.keys(), key=str)
+    return [t for t in common if final[t] and not start[t]], [t for t in common if start[t] and not final[t]]
+
+
 def paired(start: dict[int, bool], final: dict[int, bool]) -> tuple[int, int]:
-    """(won, lost): tasks of both evals that the final actor solves and the start does not, and
-    the reverse."""
-    common = start.keys() & final.keys()
-    won = sum(final[t] and not start[t] for t in common)
-    lost = sum(start[t] and not final[t] for t in common)
-    return won, lost
+    """(won, lost) counts of `changed`."""
+    won, lost = changed(start, final)
+    return len(won), len(lost)
 
 
 def eta_note(minutes: list[float], left: int) -> str:

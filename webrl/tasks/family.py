@@ -109,6 +109,9 @@ def combine(*specs: dict) -> dict:
     return out
 
 
+KINDS = ("info", "nav", "state", "multi", "infeasible")  # TaskFamily.kind: answer, page, state change, several, "N/A"
+
+
 class TaskFamily:
     """Base class of a task family. Subclasses set the class attributes and
     implement `sample`, `build` and `oracle` (and `wrong_ending` for tests)."""

@@ -65,23 +65,6 @@ class Task:
         """The first site; cross-site tasks report "cross" as their site group."""
         return canonical_site(self.sites[0]) if len(self.sites) == 1 else "cross"
 
-    @property
-    def kind(self) -> str:
-        """What success asks for, from the evaluator: "infeasible" (the reference answer is "N/A":
-        the entity or feature does not exist), "change" (the site's state, `program_html`), "read"
-        (an answer, `string_match`), "navigate" (a page, `url_match`), else "other"."""
-        ref = self.eval.get("reference_answers") or {}
-        answers = [a for v in ref.values() for a in (v if isinstance(v, list) else [v])]
-        types = self.eval.get("eval_types", [])
-        if any(str(a).strip().upper() == "N/A" for a in answers):
-            return "infeasible"
-        for t, kind in (("program_html", "change"), ("string_match", "read"), ("url_match", "navigate")):
-            if t in types:
-                return kind
-        return "other"
-
-
-TASK_KINDS = ("read", "navigate", "change", "infeasible", "other")
 
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*?)__")
 
