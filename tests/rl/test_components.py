@@ -140,7 +140,8 @@ def test_baseline_methods_select_steps_and_weight_them(tiny):
     assert method_examples("filtered_bc", ex) == ex[:2]  # steps of successful trajectories
     assert method_examples("digirl", ex) == [ex[0], ex[2]]  # step-level filter A > 0
     assert method_examples("webrl", ex) == method_examples("awr", ex) == ex
-    assert METHODS == {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr"}
+    assert METHODS == {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr", "sft": "sft"}
+    assert method_examples("sft", ex) == ex  # its examples are demonstration steps already (loop.py)
     model, tok = tiny
     ids, mask, labels = _pack(tok, PAIRS)
     with torch.no_grad():
@@ -165,3 +166,50 @@ def test_critic_fits_on_policy_steps_unless_told_to_add_replay():
     assert idx == [0, 1, 2, 3, 5] and y.tolist() == [0.0, 0.0, 1.0, 1.0, 1.0]
     idx, y = critic_targets([], [1], with_replay=False)
     assert idx == [] and y.numel() == 0
+
+
+def _episode(intent: str, responses: list[str], reward: float, phase: int | None = None) -> dict:
+    ep = {"intent": intent, "reward": reward, "success": reward > 0,
+          "steps": [{"obs": f"page {i} of {intent}", "response": r} for i, r in enumerate(responses)]}  # fmt: skip
+    return ep if phase is None else {**ep, "phase": phase}
+
+
+def test_demo_sample_takes_whole_demonstrations_until_the_step_budget():
+    from webrl.rl.loop import demo_sample
+
+    demos = [_episode(f"demo {k}", ["a"] * (k + 1), 1.0, phase=0) for k in range(4)]  # 1+2+3+4 steps
+    buffer = demos + [_episode("won in phase 1", ["b", "c"], 1.0, phase=1)]
+    got = demo_sample(buffer, 5, seed=0)
+    assert all(e["phase"] == 0 for e in got)  # never a rollout's success
+    steps = [len(e["steps"]) for e in got]
+    assert sum(steps) >= 5 and sum(steps[:-1]) < 5  # whole episodes, stops once the budget is met
+    assert demo_sample(buffer, 5, seed=0) == got  # seeded
+    assert len(demo_sample(buffer, 100, seed=0)) == 4 and demo_sample(buffer[4:], 3, seed=0) == []
+
+
+def test_continued_sft_trains_webrls_budget_of_demonstration_steps(tiny, tmp_path):
+    """`--method sft`: the critic stage yields as many examples as `webrl`'s would, all of them
+    demonstration steps (never a rollout's), with their π_ref log-probs for the KL metric."""
+    from webrl.agent.prompt import PromptConfig
+    from webrl.models.config import preset
+    from webrl.rl.loop import LoopConfig, Stages, critic_stage
+
+    model, tok = tiny
+    rollouts = [_episode("find the cart", ['do(action="Click", element="4")', 'exit(message="3")'], 0.0),
+                _episode("price of tea?", ['exit(message="$3")'], 1.0)]  # fmt: skip
+    demos = [_episode(f"demo {k}", ['do(action="Click", element="7")', f'exit(message="{k}")'], 1.0, phase=0)
+             for k in range(12)]  # fmt: skip
+    got = {}
+    for method in ("webrl", "sft"):
+        cfg = LoopConfig(init="unused", reward="oracle", method=method, ppl_filter=False, critic_epochs=2)
+        pdir = tmp_path / method
+        pdir.mkdir()
+        got[method], _ = critic_stage(cfg, rollouts, demos, model, tok, preset("cpu-tiny"), PromptConfig(),
+                                      "unused", pdir, Stages(pdir), False)  # fmt: skip
+    webrl, sft = got["webrl"], got["sft"]
+    assert len(webrl) == 3 + 6  # 3 new steps + replay_ratio (2) x 3 replayed ones
+    assert len(sft) == len(webrl)
+    assert all(e.task_id.startswith("demo-") and e.mc_return == 1.0 for e in sft)
+    demo_texts = {tok.decode(e.ids[e.prompt_len:]) for e in sft}
+    assert not any("$3" in t or 'element="4"' in t for t in demo_texts)  # no rollout action is trained on
+    assert all(e.ref_logp < 0 for e in sft)

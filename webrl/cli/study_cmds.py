@@ -37,6 +37,7 @@ CONFIGS: dict[str, dict] = {
     "no_replay_no_kl": {"replay": False, "actor_loss": "sft"},
     "no_curriculum": {"curriculum": False},
     "critic_replay": {"critic_replay": True},
+    "continued_sft": {"method": "sft"},
     "beta_0.1": {"beta": 0.1},
     "beta_10": {"beta": 10.0},
     "ppl_low": {"ppl_lo": 1.0, "ppl_hi": 1 / 0.95},

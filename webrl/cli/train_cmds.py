@@ -90,7 +90,8 @@ def add_commands(sub) -> None:
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
     t.add_argument("--orm-threshold", type=float, default=None,
                    help="reward = 1 iff the ORM's P(success) > this (preset: cpu 0.7; gpu 0.5 = P(YES) > P(NO))")
-    t.add_argument("--method", default=None, help="webrl (default) | filtered_bc | awr | digirl (baselines, same budget)")
+    t.add_argument("--method", default=None,
+                   help="webrl (default) | filtered_bc | awr | digirl | sft (continued SFT): baselines, same budget")
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")
     t.add_argument("--beta", type=float, default=None, help="β of eq. 6")
     t.add_argument("--lam", type=float, default=None, help="λ of eq. 9 (0 = Monte-Carlo advantages r_T - V(s_t))")

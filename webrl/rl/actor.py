@@ -14,6 +14,9 @@ Methods (`webrl train --method`), all on the same machinery and budget:
   awr          awr on every new step + replay, A from the critic (eq. 9)
   digirl       awr after DigiRL's step-level filter (only steps with A > 0); the
                instruction-level value curriculum is the critic filter on tasks
+  sft          continued SFT, the SFT-alone baseline on the same budget: sft on demonstration
+               steps only, as many as webrl's update would train in the phase (its new steps
+               + kept replay); the rollouts run but are not trained on
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from webrl.rl.demos import Example
 from webrl.rl.losses import actor_loss, released_actor_loss
 
 ACTOR_LOSSES = ("eq6", "released", "sft", "awr")
-METHODS = {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr"}
+METHODS = {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr", "sft": "sft"}
 
 
 def method_examples(method: str, examples: list) -> list:

@@ -393,6 +393,20 @@ def update_replay(cfg: LoopConfig, run: Path, phase: int, labelled: list[dict], 
     return buffer
 
 
+def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
+    """The buffer's demonstrations (phase 0) in a seeded random order, whole episodes, until they
+    hold at least `n_steps` steps (all of them when they hold fewer)."""
+    demos = [e for e in buffer if e.get("phase") == 0]
+    random.Random(seed + 7919).shuffle(demos)
+    out, total = [], 0
+    for ep in demos:
+        if total >= n_steps:
+            break
+        out.append(ep)
+        total += len(ep["steps"])
+    return out
+
+
 def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, int]]]:
     """Prompt/action ids of every step, and (episode index, step index) of each."""
     from webrl.agent.prompt import build_prompt, completion_text
@@ -449,7 +463,11 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
             replay_eps.append(buffer[k])
             total += len(buffer[k]["steps"])
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
-    all_steps = new_steps + rep_steps
+    # continued SFT trains on demonstration steps alone, as many as the update below would train
+    # (at most the new steps + replay_ratio x them): sample that many, scored in the same π_ref pass
+    demo_eps = demo_sample(buffer, int((1 + cfg.replay_ratio) * len(new_steps)), cfg.seed) if cfg.method == "sft" else []
+    dem_steps, _ = _steps_of(demo_eps, tok, prompt)
+    all_steps = new_steps + rep_steps + dem_steps
     bar = tqdm(total=len(all_steps), desc="π_ref pass", unit="step", disable=not progress, leave=False)
     from webrl.models.lora import adapters_merged
 
@@ -458,8 +476,9 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
                                              mcfg.autocast_bf16, bar.update)
     bar.close()
     # replay selection: the perplexity window under π_ref, at most replay_ratio × new steps
-    n_new = len(new_steps)
-    ppl = perplexity(ref_logp[n_new:].unsqueeze(1) / n_tok[n_new:].clamp(min=1).unsqueeze(1),
+    n_new, n_rep = len(new_steps), len(rep_steps)
+    rep = slice(n_new, n_new + n_rep)
+    ppl = perplexity(ref_logp[rep].unsqueeze(1) / n_tok[rep].clamp(min=1).unsqueeze(1),
                      torch.ones(len(rep_steps), 1)) if rep_steps else torch.zeros(0)  # fmt: skip
     if cfg.ppl_filter:
         rep_keep = select_replay(ppl, n_new, cfg.replay_ratio, cfg.seed, cfg.ppl_lo, cfg.ppl_hi)
@@ -495,6 +514,11 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
                 advantage=float(adv[t]), ref_logp=float(ref_logp[g]), value=float(vals[t]), next_value=nxt,
                 reward=r if t == len(js) - 1 else 0.0, mc_return=float(mc[t]),
             ))  # fmt: skip
+    if cfg.method == "sft":  # the same budget, demonstrations only
+        first = n_new + n_rep
+        examples = [RLExample(ids=s.prompt_ids + s.action_ids, prompt_len=len(s.prompt_ids), task_id=f"demo-{j}",
+                              ref_logp=float(ref_logp[first + j]), mc_return=1.0)
+                    for j, s in enumerate(dem_steps)][: len(examples)]  # fmt: skip
     from webrl.rl.actor import method_examples
 
     examples = method_examples(cfg.method, [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens])

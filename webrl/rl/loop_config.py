@@ -56,7 +56,7 @@ class LoopConfig:
         default=0.5,
         metadata={"help": "reward = 1 iff the ORM's P(success) > this (0.5: P(YES) > P(NO), the paper's rule)"},
     )
-    method: str = field(default="webrl", metadata={"help": "webrl | filtered_bc | awr | digirl (rl/actor.py)"})
+    method: str = field(default="webrl", metadata={"help": "webrl | filtered_bc | awr | digirl | sft (rl/actor.py)"})
     actor_loss: str = field(default="", metadata={"help": "eq6 | released | sft | awr ('' = the method's)"})
     beta: float = field(default=1.0, metadata={"help": "β of eq. 6"})
     lam: float = field(default=0.5, metadata={"help": "λ of eq. 9"})
