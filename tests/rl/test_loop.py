@@ -309,7 +309,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     (tmp_path / "no_replay" / "seed-1" / f"phase-{cfg['phases']:03d}" / "eval" / "done").unlink()
     shutil.rmtree(tmp_path / "no_replay" / "seed-1" / "final", ignore_errors=True)
     table = results(tmp_path, ["webrl", "no_replay"], [0, 1])
-    assert set(table) == {"sft", "webrl", "no_replay"}
+    assert set(table) == {"start", "webrl", "no_replay"}
     assert table["webrl"]["all"]["n"] == 2 and table["webrl"]["all"]["std"] == 0.0 and table["no_replay"]["all"]["n"] == 1
     # the same actor trained into identical copies: each final eval against its own start eval
     f0 = outcomes(tmp_path / "webrl" / "seed-0" / "final" / "eval") or outcomes(
@@ -320,7 +320,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     md = format_results(table)
     assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | tasks won / lost vs start |")
     assert table["webrl"]["steps"]["n"] == 2 and "steps" not in md.splitlines()[0].split("| mean steps")[0]
-    assert md.split("| sft |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
+    assert md.split("| start |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
     assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
     assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show
     # --table writes the table of the finished runs and runs nothing (no --init needed)

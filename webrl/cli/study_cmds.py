@@ -11,7 +11,7 @@ into the others (same actor, same greedy settings). The table (OUT/results.json,
 OUT/results.md, rewritten after every finished run; `--table` writes it from the
 runs finished so far, running nothing) gives mean ± std over seeds of the
 final actor's success (the whole-split eval, else the last phase's subset eval)
-over the finished runs, overall and per site; the `sft` row is the starting actor
+over the finished runs, overall and per site; the `start` row is the starting actor
 (the first config's phase-0 evals).
 """
 

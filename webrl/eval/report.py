@@ -97,7 +97,7 @@ def plot_study(table: dict) -> str:
     fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(names) + 1.5), 3.2))
     means = [100 * table[n]["all"]["mean"] for n in names]
     stds = [100 * table[n]["all"]["std"] for n in names]
-    colors = ["#9aa5b1" if n == "sft" else "#2f6fdf" for n in names]
+    colors = ["#9aa5b1" if n == "start" else "#2f6fdf" for n in names]
     ax.bar(range(len(names)), means, 0.6, yerr=stds, capsize=4, color=colors)
     for x, (m, n) in enumerate(zip(means, names, strict=True)):
         ax.text(x, m + 0.5, f"{m:.1f}\nn={table[n]['all']['n']}", ha="center", va="bottom", fontsize=7)

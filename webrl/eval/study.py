@@ -84,8 +84,8 @@ def _add(acc: dict[str, list[float]], summary: Path) -> None:
 
 
 def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
-    """mean ± std over the seeds that finished, per config, overall and per site; the `sft` row is
-    the starting actor (the first config's phase-0 evals). Each config's row also holds "vs_start":
+    """mean ± std over the seeds that finished, per config, overall and per site; the `start` row is
+    the starting actor (the SFT checkpoint) (the first config's phase-0 evals). Each config's row also holds "vs_start":
     the tasks its final actors won and lost against their own start eval, summed over seeds, and
     the sign test's p-value."""
     out = Path(out)
@@ -108,7 +108,7 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
             table[name] = {k: stats(v) for k, v in finals.items()}
             table[name]["vs_start"] = {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")}
     if start:
-        table = {"sft": {k: stats(v) for k, v in start.items()}, **table}
+        table = {"start": {k: stats(v) for k, v in start.items()}, **table}
     return table
 
 
