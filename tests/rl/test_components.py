@@ -201,7 +201,8 @@ def test_continued_sft_trains_webrls_budget_of_demonstration_steps(tiny, tmp_pat
              for k in range(12)]  # fmt: skip
     got = {}
     for method in ("webrl", "sft"):
-        cfg = LoopConfig(init="unused", reward="oracle", method=method, ppl_filter=False, critic_epochs=2)
+        cfg = LoopConfig(init="unused", reward="oracle", method=method, demos="passed as the buffer", ppl_filter=False,
+                         critic_epochs=2)
         pdir = tmp_path / method
         pdir.mkdir()
         got[method], _ = critic_stage(cfg, rollouts, demos, model, tok, preset("cpu-tiny"), PromptConfig(),

@@ -126,6 +126,8 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "ORM checkpoint" in capsys.readouterr().err
     assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--temperature", "-1"]) == 2
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
+    with pytest.raises(ValueError, match="--demos"):
+        LoopConfig(init="x", reward="oracle", method="sft")
 
 
 def test_lam_lr_and_threshold_flags_reach_the_config():

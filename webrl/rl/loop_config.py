@@ -110,6 +110,8 @@ class LoopConfig:
 
         if self.method not in METHODS:
             raise ValueError(f"LoopConfig.method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.method == "sft" and not self.demos:
+            raise ValueError("method 'sft' (continued SFT) trains on the demonstrations: give them with --demos FILE")
         if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
             raise ValueError(f"LoopConfig.actor_loss must be one of {', '.join(ACTOR_LOSSES)}, got {self.actor_loss!r}")
 
