@@ -338,6 +338,14 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert f"#### study: webrl, seed 0 -> {tmp_path / 'webrl' / 'seed-0'} (run 1 of 1)\n" in printed  # done: no ETA
     saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
     assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
+    # run in parts: a later invocation with other configs adds to the study, not replaces it
+    cfg_path = tmp_path / "no_replay" / "seed-0" / "train_config.json"  # (a copy of a webrl run: make it no_replay's)
+    cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), "replay": False}))
+    assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
+                 "--seeds", "1", "--configs", "no_replay", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
+    saved = json.loads((tmp_path / "study_config.json").read_text())
+    assert saved["configs"] == ["webrl", "no_replay"] and saved["seeds"] == [0]
+    assert "| webrl |" in (tmp_path / "results.md").read_text() and "| no_replay |" in (tmp_path / "results.md").read_text()
 
 
 def test_sign_test_and_paired_outcomes_by_hand():
@@ -435,3 +443,29 @@ def test_report_counts_tasks_won_and_lost_by_kind(tmp_path):
     eps = run / "final" / "eval" / "episodes.jsonl"  # a family the registry does not know (an LLM-made task)
     eps.write_text(eps.read_text().replace(fam[n0], "llm.generated"))
     assert kind_changes([load_run(run)]) == {"webrl": {"info": [0, 1], "other": [1, 0]}}
+
+
+def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path):
+    from webrl.eval.study import format_results, results
+
+    def final(name, seed, outs):
+        ev = tmp_path / name / f"seed-{seed}" / "final" / "eval"
+        ev.mkdir(parents=True)
+        ev.joinpath("episodes.jsonl").write_text("".join(json.dumps({"task_id": t, "success": ok}) + "\n"
+                                                         for t, ok in outs.items()))  # fmt: skip
+        ev.joinpath("summary.json").write_text(json.dumps({"success_rate": sum(outs.values()) / len(outs)}))
+        ev.joinpath("done").write_text("")
+        (tmp_path / name / f"seed-{seed}" / "train_config.json").write_text("{}")
+
+    final("continued_sft", 0, {1: True, 2: True, 3: False, 4: False})
+    final("continued_sft", 1, {1: True, 2: False, 3: False, 4: False})
+    final("webrl", 0, {1: False, 2: False, 3: True, 4: False})  # vs the bar: +1 (3) / -2 (1, 2)
+    final("webrl", 1, {1: False, 2: True, 3: False, 4: False})  # +1 (2) / -1 (1)
+    final("webrl", 2, {1: True, 2: True, 3: True, 4: True})  # the bar has no seed 2: not paired
+    table = results(tmp_path, ["webrl", "continued_sft"], [0, 1, 2])
+    assert table["webrl"]["vs_bar"] == {"won": 2, "lost": 3, "p": 1.0}
+    assert "vs_bar" not in table["continued_sft"]
+    header = format_results(table).splitlines()[0]
+    assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft |")
+    assert "| +2 / −3, p 1 |" in format_results(table).split("| webrl |")[1].splitlines()[0]
+    assert "vs_bar" not in results(tmp_path, ["webrl"], [0, 1, 2])["webrl"]  # no bar in the study: no column

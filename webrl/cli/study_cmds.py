@@ -4,7 +4,8 @@
                 --demos runs/demo/sft/demos.jsonl --out runs/study --seeds 3
 
 Every (config, seed) is one resumable `webrl train` run in OUT/<config>/seed-<s>/;
-finished runs are skipped, so rerunning the command resumes the study. Each run starts in a
+finished runs are skipped, so rerunning the command resumes the study; a study can be run in
+parts (some configs or seeds first), OUT/study_config.json keeping the union. Each run starts in a
 fresh process (`cli/stages.py`: in one long-lived process the demo's ORM trained 3x slower). The starting
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
 into the others (same actor, same greedy settings). The table (OUT/results.json,
@@ -93,8 +94,11 @@ def cmd_study(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     out.mkdir(parents=True, exist_ok=True)
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "table")}
-    (out / "study_config.json").write_text(json.dumps({"configs": names, "seeds": seeds, "args": given}, indent=1)
-                                           + "\n")  # fmt: skip
+    saved = out / "study_config.json"  # a study run in parts (some configs first) keeps every part's
+    prev = json.loads(saved.read_text()) if saved.exists() else {"configs": [], "seeds": []}
+    all_names = list(prev["configs"]) + [n for n in names if n not in prev["configs"]]
+    all_seeds = sorted(set(prev["seeds"]) | set(seeds))
+    saved.write_text(json.dumps({"configs": all_names, "seeds": all_seeds, "args": given}, indent=1) + "\n")
     stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
     first: Path | None = None
     todo = [(s, name) for s in seeds for name in names]
@@ -114,8 +118,8 @@ def cmd_study(args: argparse.Namespace) -> int:
             minutes.append((time.monotonic() - t0) / 60)
             left -= 1
         first = first or run
-        write_results(out, names, seeds)  # the table so far, after every finished run
-    print(format_results(write_results(out, names, seeds)))
+        write_results(out, all_names, all_seeds)  # the table so far, after every finished run
+    print(format_results(write_results(out, all_names, all_seeds)))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""A study's results table: mean ± std over seeds of each config's finished runs, and a paired
-comparison with the starting actor (tasks won and lost, exact sign test).
+"""A study's results table: mean ± std over seeds of each config's finished runs, and paired
+comparisons with the starting actor and with continued SFT (tasks won and lost, exact sign test).
 
 Pure reads of the run folders `webrl study` makes (OUT/<config>/seed-<s>/, each a `webrl
 train` run), shared by `webrl study` (OUT/results.json, OUT/results.md) and `webrl report`
@@ -83,11 +83,15 @@ def _add(acc: dict[str, list[float]], summary: Path) -> None:
         acc.setdefault(site, []).append(v["success_rate"])
 
 
+BAR = "continued_sft"  # the baseline every method has to beat: SFT with the same actor steps
+
+
 def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
     """mean ± std over the seeds that finished, per config, overall and per site; the `start` row is
-    the starting actor (the SFT checkpoint) (the first config's phase-0 evals). Each config's row also holds "vs_start":
-    the tasks its final actors won and lost against their own start eval, summed over seeds, and
-    the sign test's p-value."""
+    the starting actor (the SFT checkpoint; the first config's phase-0 evals). Each config's row also
+    holds "vs_start": the tasks its final actors won and lost against their own start eval, summed
+    over seeds, and the sign test's p-value; and, when `continued_sft` has finished runs, "vs_bar":
+    the same against its final actor of the same seed (seeds both finished)."""
     out = Path(out)
     table: dict[str, dict] = {}
     start: dict[str, list[float]] = {}
@@ -107,9 +111,25 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
         if finals:
             table[name] = {k: stats(v) for k, v in finals.items()}
             table[name]["vs_start"] = {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")}
+    if BAR in table:
+        for name in table:
+            if name != BAR:
+                table[name]["vs_bar"] = _paired_over_seeds(out, BAR, name, seeds)
     if start:
         table = {"start": {k: stats(v) for k, v in start.items()}, **table}
     return table
+
+
+def _paired_over_seeds(out: Path, base: str, name: str, seeds: list[int]) -> dict:
+    """Tasks config `name`'s final actors won and lost against config `base`'s, seed by seed
+    (seeds both finished), summed, with the sign test's p."""
+    won = lost = 0
+    for s in seeds:
+        a, b = final_summary(out / base / f"seed-{s}"), final_summary(out / name / f"seed-{s}")
+        if a is not None and b is not None:
+            w, lo = paired(outcomes(a.parent), outcomes(b.parent))
+            won, lost = won + w, lost + lo
+    return {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")}
 
 
 def _cell(m: dict | None) -> str:
@@ -133,10 +153,13 @@ def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
     """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, the
     mean episode length (mean over seeds; shortening and looping show here first), and the tasks
     won / lost against the start with the sign test's p (summed over seeds)."""
-    sites = sorted({s for row in table.values() for s in row if s not in ("all", "steps", "vs_start")})
+    sites = sorted({s for row in table.values() for s in row if s not in ("all", "steps", "vs_start", "vs_bar")})
+    bar = any("vs_bar" in row for row in table.values())
     rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _steps_cell(row.get("steps")),
-             _paired_cell(row.get("vs_start"))] for name, row in table.items()]  # fmt: skip
-    return ["config", "all", *sites, "mean steps", "tasks won / lost vs start"], rows
+             _paired_cell(row.get("vs_start")), *([_paired_cell(row.get("vs_bar"))] if bar else [])]
+            for name, row in table.items()]  # fmt: skip
+    return ["config", "all", *sites, "mean steps", "tasks won / lost vs start",
+            *([f"won / lost vs {BAR}"] if bar else [])], rows  # fmt: skip
 
 
 def format_results(table: dict) -> str:
