@@ -128,6 +128,10 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
     with pytest.raises(ValueError, match="--demos"):
         LoopConfig(init="x", reward="oracle", method="sft")
+    with pytest.raises(ValueError, match="eval_split"):
+        LoopConfig(init="x", reward="oracle", eval_split=str(tmp_path / "missing.json"))
+    assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--eval-split", "dev"]) == 2
+    assert "eval_split must be" in capsys.readouterr().err and not (tmp_path / "s").exists()
 
 
 def test_lam_lr_and_threshold_flags_reach_the_config():

@@ -87,7 +87,13 @@ def cmd_study(args: argparse.Namespace) -> int:
     base = {**LOOP_PRESETS[args.preset], "init": args.init, "orm": args.orm, "demos": args.demos or "",
             **({"reward": "oracle"} if not args.orm else {}),
             **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
-                                 "eval_subset": args.eval_subset}.items() if v is not None}}  # fmt: skip
+                                 "eval_subset": args.eval_subset, "eval_split": args.eval_split}.items()
+               if v is not None}}  # fmt: skip
+    try:
+        LoopConfig(**base)  # the flags' errors now, not at the first run
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.threads:
         import torch
 
@@ -143,6 +149,10 @@ def add_commands(sub) -> None:
     s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3; cpu-tiny 2)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
+    s.add_argument("--eval-split", default=None,
+                   help="split or task file of the per-phase and final evals (default test). To choose "
+                        "settings, study on held-out train tasks (an SFT run's heldout_tasks.json: the "
+                        "rollouts and the curriculum never draw them), then confirm on test")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
                    help="only write and print the table of the runs finished so far (runs nothing; the configs "

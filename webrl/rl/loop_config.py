@@ -4,6 +4,7 @@ metric names `rl/loop.py` writes to `metrics.jsonl`."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from webrl.rl.sft import TrainConfig
 
@@ -110,6 +111,11 @@ class LoopConfig:
 
         if self.method not in METHODS:
             raise ValueError(f"LoopConfig.method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.eval_split not in ("test", "train") and not (
+            self.eval_split.endswith((".json", ".jsonl")) and Path(self.eval_split).is_file()
+        ):
+            raise ValueError(f"LoopConfig.eval_split must be 'test', 'train' or a task file (.json/.jsonl) that "
+                             f"exists, got {self.eval_split!r}")  # fmt: skip
         if self.method == "sft" and not self.demos:
             raise ValueError("method 'sft' (continued SFT) trains on the demonstrations: give them with --demos FILE")
         if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
