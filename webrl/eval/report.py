@@ -90,20 +90,23 @@ def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple
 
 
 def plot_study(table: dict) -> str:
-    """Bars of each config's overall success, mean over seeds with the std as the error bar."""
+    """Bars of each config's overall success on the eval split, mean over seeds with the std as the
+    error bar; the start in grey, continued SFT (the same actor steps on demonstrations) in green."""
     import matplotlib.pyplot as plt
 
     names = [n for n in table if table[n].get("all")]
     fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(names) + 1.5), 3.2))
     means = [100 * table[n]["all"]["mean"] for n in names]
     stds = [100 * table[n]["all"]["std"] for n in names]
-    colors = ["#9aa5b1" if n == "start" else "#2f6fdf" for n in names]
+    from webrl.eval.study import BAR
+
+    colors = [{"start": "#9aa5b1", BAR: "#6a9f58"}.get(n, "#2f6fdf") for n in names]  # start, SFT bar, methods
     ax.bar(range(len(names)), means, 0.6, yerr=stds, capsize=4, color=colors)
     for x, (m, n) in enumerate(zip(means, names, strict=True)):
         ax.text(x, m + 0.5, f"{m:.1f}\nn={table[n]['all']['n']}", ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, max([m + e for m, e in zip(means, stds, strict=True)] + [1.0]) * 1.3 + 1)  # room for the labels
     ax.set_xticks(range(len(names)), names, fontsize=8, rotation=15)
-    ax.set_ylabel("test success (%), mean ± std")
+    ax.set_ylabel("final success (%), mean ± std")
     return _png(fig)
 
 
