@@ -393,18 +393,23 @@ def update_replay(cfg: LoopConfig, run: Path, phase: int, labelled: list[dict], 
     return buffer
 
 
-def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
-    """The buffer's demonstrations (phase 0) in a seeded random order, whole episodes, until they
-    hold at least `n_steps` steps (all of them when they hold fewer)."""
-    demos = [e for e in buffer if e.get("phase") == 0]
-    random.Random(seed + 7919).shuffle(demos)
+def take_steps(episodes: list[dict], n_steps: int) -> list[dict]:
+    """The first episodes, whole, until they hold at least `n_steps` steps (all when fewer)."""
     out, total = [], 0
-    for ep in demos:
+    for ep in episodes:
         if total >= n_steps:
             break
         out.append(ep)
         total += len(ep["steps"])
     return out
+
+
+def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
+    """The buffer's demonstrations (phase 0) in a seeded random order, whole episodes, until they
+    hold at least `n_steps` steps (all of them when they hold fewer)."""
+    demos = [e for e in buffer if e.get("phase") == 0]
+    random.Random(seed + 7919).shuffle(demos)
+    return take_steps(demos, n_steps)
 
 
 def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, int]]]:
@@ -453,15 +458,9 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     new_steps, new_where = _steps_of(new, tok, prompt)
     replay_eps: list[dict] = []
     if cfg.replay and buffer:  # whole trajectories (eq. 9 needs V of each next step), up to the step budget
-        n_sample = int(cfg.replay_sample * max(1, len(new_steps)))
         order = list(range(len(buffer)))
         rng.shuffle(order)
-        total = 0
-        for k in order:
-            if total >= n_sample:
-                break
-            replay_eps.append(buffer[k])
-            total += len(buffer[k]["steps"])
+        replay_eps = take_steps([buffer[k] for k in order], int(cfg.replay_sample * max(1, len(new_steps))))
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
     # continued SFT trains on demonstration steps alone, as many as the update below would train
     # (at most the new steps + replay_ratio x them): sample that many, scored in the same π_ref pass
