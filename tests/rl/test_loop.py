@@ -469,6 +469,9 @@ def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path)
     table = results(tmp_path, ["webrl", "continued_sft"], [0, 1, 2])
     assert table["webrl"]["vs_bar"] == {"won": 2, "lost": 3, "p": 1.0}
     assert "vs_bar" not in table["continued_sft"]
+    final("awr", 2, {1: True, 2: True, 3: True, 4: True})  # no seed in common with the bar: "-", not +0 / −0
+    awr = results(tmp_path, ["webrl", "continued_sft", "awr"], [0, 1, 2])["awr"]
+    assert awr["vs_bar"] is None and format_results({"awr": awr}).splitlines()[-1].endswith(", p 1 | - |")
     header = format_results(table).splitlines()[0]
     assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft |")
     assert "| +2 / −3, p 1 |" in format_results(table).split("| webrl |")[1].splitlines()[0]

@@ -120,16 +120,16 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
     return table
 
 
-def _paired_over_seeds(out: Path, base: str, name: str, seeds: list[int]) -> dict:
+def _paired_over_seeds(out: Path, base: str, name: str, seeds: list[int]) -> dict | None:
     """Tasks config `name`'s final actors won and lost against config `base`'s, seed by seed
-    (seeds both finished), summed, with the sign test's p."""
-    won = lost = 0
+    (seeds both finished), summed, with the sign test's p; None when no seed has both."""
+    won = lost = n = 0
     for s in seeds:
         a, b = final_summary(out / base / f"seed-{s}"), final_summary(out / name / f"seed-{s}")
         if a is not None and b is not None:
             w, lo = paired(outcomes(a.parent), outcomes(b.parent))
-            won, lost = won + w, lost + lo
-    return {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")}
+            won, lost, n = won + w, lost + lo, n + 1
+    return {"won": won, "lost": lost, "p": float(f"{sign_test(won, lost):.3g}")} if n else None
 
 
 def _cell(m: dict | None) -> str:
