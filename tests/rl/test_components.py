@@ -157,7 +157,7 @@ def test_baseline_methods_select_steps_and_weight_them(tiny):
 
 
 def test_critic_fits_on_policy_steps_unless_told_to_add_replay():
-    from webrl.rl.loop import critic_targets
+    from webrl.rl.critic import critic_targets
 
     # 3 new steps (a failed 2-step episode, a successful 1-step one); replay steps 0 and 2 kept
     idx, y = critic_targets([0.0, 0.0, 1.0], [0, 2], with_replay=False)
@@ -175,7 +175,7 @@ def _episode(intent: str, responses: list[str], reward: float, phase: int | None
 
 
 def test_demo_sample_takes_whole_demonstrations_until_the_step_budget():
-    from webrl.rl.loop import demo_sample
+    from webrl.rl.replay import demo_sample
 
     demos = [_episode(f"demo {k}", ["a"] * (k + 1), 1.0, phase=0) for k in range(4)]  # 1+2+3+4 steps
     buffer = demos + [_episode("won in phase 1", ["b", "c"], 1.0, phase=1)]

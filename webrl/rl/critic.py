@@ -30,3 +30,13 @@ def train_value_head(
         losses.append(total / max(1, len(perm)))
     head.eval()
     return losses
+
+
+def critic_targets(new_rewards: list[float], rep_keep: list[int], with_replay: bool) -> tuple[list[int], torch.Tensor]:
+    """Rows of the π_ref features the value head fits (new steps first, then replay steps) and
+    their eq. 8 targets: each new step's final trajectory reward; kept replay steps (successes,
+    target 1) only `with_replay`."""
+    n_new = len(new_rewards)
+    on_replay = list(rep_keep) if with_replay else []
+    idx = list(range(n_new)) + [n_new + j for j in on_replay]
+    return idx, torch.tensor(list(new_rewards) + [1.0] * len(on_replay))

@@ -393,25 +393,6 @@ def update_replay(cfg: LoopConfig, run: Path, phase: int, labelled: list[dict], 
     return buffer
 
 
-def take_steps(episodes: list[dict], n_steps: int) -> list[dict]:
-    """The first episodes, whole, until they hold at least `n_steps` steps (all when fewer)."""
-    out, total = [], 0
-    for ep in episodes:
-        if total >= n_steps:
-            break
-        out.append(ep)
-        total += len(ep["steps"])
-    return out
-
-
-def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
-    """The buffer's demonstrations (phase 0) in a seeded random order, whole episodes, until they
-    hold at least `n_steps` steps (all of them when they hold fewer)."""
-    demos = [e for e in buffer if e.get("phase") == 0]
-    random.Random(seed + 7919).shuffle(demos)
-    return take_steps(demos, n_steps)
-
-
 def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, int]]]:
     """Prompt/action ids of every step, and (episode index, step index) of each."""
     from webrl.agent.prompt import build_prompt, completion_text
@@ -429,16 +410,6 @@ def _steps_of(episodes: list[dict], tok, prompt) -> tuple[list, list[tuple[int, 
     return steps, where
 
 
-def critic_targets(new_rewards: list[float], rep_keep: list[int], with_replay: bool) -> tuple[list[int], torch.Tensor]:
-    """Rows of the π_ref features the value head fits (new steps first, then replay steps) and
-    their eq. 8 targets: each new step's final trajectory reward; kept replay steps (successes,
-    target 1) only `with_replay`."""
-    n_new = len(new_rewards)
-    on_replay = list(rep_keep) if with_replay else []
-    idx = list(range(n_new)) + [n_new + j for j in on_replay]
-    return idx, torch.tensor(list(new_rewards) + [1.0] * len(on_replay))
-
-
 def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pdir: Path, stages: Stages, progress):
     """Stage `critic` (module docstring). Returns (RL examples for the actor, info)."""
     from tqdm import tqdm
@@ -446,9 +417,9 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     from webrl.models.critic import ValueHead, save_critic, score_steps, values
     from webrl.rl.actor import RLExample
     from webrl.rl.advantages import mc_returns, webrl_advantages
-    from webrl.rl.critic import train_value_head
+    from webrl.rl.critic import critic_targets, train_value_head
     from webrl.rl.losses import perplexity
-    from webrl.rl.replay import select_replay
+    from webrl.rl.replay import demo_sample, sample_episodes, select_replay
 
     path = pdir / "examples.jsonl"
     if "critic" in stages:
@@ -458,9 +429,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     new_steps, new_where = _steps_of(new, tok, prompt)
     replay_eps: list[dict] = []
     if cfg.replay and buffer:  # whole trajectories (eq. 9 needs V of each next step), up to the step budget
-        order = list(range(len(buffer)))
-        rng.shuffle(order)
-        replay_eps = take_steps([buffer[k] for k in order], int(cfg.replay_sample * max(1, len(new_steps))))
+        replay_eps = sample_episodes(buffer, int(cfg.replay_sample * max(1, len(new_steps))), rng)
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
     # continued SFT trains on demonstration steps alone, as many as the update below would train
     # (at most the new steps + replay_ratio x them): sample that many, scored in the same π_ref pass

@@ -5,6 +5,9 @@ the previous phase's actor lies in [1/0.95, 1/0.5]: steps the actor already
 finds trivial (perplexity near 1) teach nothing, steps it finds very unlikely
 (perplexity above 2) pull it too far from what it does now. At most twice the
 current phase's step count is mixed in.
+
+The episodes scored each phase are sampled whole (`sample_episodes`); continued SFT
+(`--method sft`) draws demonstrations the same way (`demo_sample`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,33 @@ def select_replay(
     if len(keep) > cap:
         keep = sorted(random.Random(seed).sample(keep, cap))
     return keep
+
+
+def take_steps(episodes: list[dict], n_steps: int) -> list[dict]:
+    """The first episodes, whole, until they hold at least `n_steps` steps (all when fewer)."""
+    out, total = [], 0
+    for ep in episodes:
+        if total >= n_steps:
+            break
+        out.append(ep)
+        total += len(ep["steps"])
+    return out
+
+
+def sample_episodes(buffer: list[dict], n_steps: int, rng: random.Random) -> list[dict]:
+    """Whole episodes of `buffer` in `rng`'s random order until they hold at least `n_steps` steps
+    (eq. 9 needs V of each next step, so replay keeps trajectories whole)."""
+    order = list(range(len(buffer)))
+    rng.shuffle(order)
+    return take_steps([buffer[k] for k in order], n_steps)
+
+
+def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
+    """The buffer's demonstrations (phase 0) in a seeded random order, whole episodes, until they
+    hold at least `n_steps` steps (all of them when they hold fewer)."""
+    demos = [e for e in buffer if e.get("phase") == 0]
+    random.Random(seed + 7919).shuffle(demos)
+    return take_steps(demos, n_steps)
 
 
 class ReplayBuffer:
