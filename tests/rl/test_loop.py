@@ -162,6 +162,12 @@ def test_lam_lr_and_threshold_flags_reach_the_config():
         LoopConfig(init="x", orm="o", orm_threshold=1.0)
     with pytest.raises(ValueError, match="unknown preset 'big'"):
         loop_config(build_parser().parse_args(["train", "--run", "r", "--preset", "big"]))
+    assert (cpu.replay_sample, cpu.replay_ratio) == (1.0, 2.0)
+    more = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--orm", "o", "--preset", "cpu",
+                                                  "--replay-sample", "4", "--replay-ratio", "3"]))  # fmt: skip
+    assert (more.replay_sample, more.replay_ratio, more.temperature) == (4.0, 3.0, 0.5)  # the rest of the preset kept
+    with pytest.raises(ValueError, match="replay_sample and replay_ratio must be >= 0"):
+        LoopConfig(init="x", reward="oracle", replay_ratio=-1)
 
 
 def test_rollouts_never_draw_a_task_of_a_train_drawn_eval_split(tmp_path):

@@ -21,7 +21,8 @@ def loop_config(args: argparse.Namespace):
              "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
              "method": args.method, "beta": args.beta, "lam": args.lam, "orm_threshold": args.orm_threshold, "generator": args.generator,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
-             "temperature": args.temperature}  # fmt: skip
+             "temperature": args.temperature, "replay_sample": args.replay_sample,
+             "replay_ratio": args.replay_ratio}  # fmt: skip
     fields.update({k: v for k, v in given.items() if v is not None})
     if args.ppl_window is not None:  # "inf" as 1e9: train_config.json stays standard JSON
         fields["ppl_lo"], fields["ppl_hi"] = (min(x, 1e9) for x in args.ppl_window)
@@ -103,6 +104,10 @@ def add_commands(sub) -> None:
     t.add_argument("--ppl-window", nargs=2, type=float, metavar=("LO", "HI"), default=None,
                    help="the replay's perplexity window (default 1/0.95 2; e.g. 1 1.0526 keeps the confident "
                         "steps, 2 inf the unlikely ones)")  # fmt: skip
+    t.add_argument("--replay-sample", type=float, default=None,
+                   help="replay steps scored per new step before the perplexity filter (preset: cpu 1, else 4)")
+    t.add_argument("--replay-ratio", type=float, default=None,
+                   help="replay steps kept: at most this x the phase's new steps (default 2, the paper's)")
     t.add_argument("--critic-replay", action="store_true",
                    help="fit the value head on the kept replay steps too (target 1), not on this phase's rollouts only")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")

@@ -97,6 +97,9 @@ class LoopConfig:
                              f"got [{self.ppl_lo}, {self.ppl_hi}]")  # fmt: skip
         if self.temperature < 0:
             raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
+        if self.replay_sample < 0 or self.replay_ratio < 0:
+            raise ValueError(f"LoopConfig.replay_sample and replay_ratio must be >= 0, got {self.replay_sample} and "
+                             f"{self.replay_ratio}")  # fmt: skip
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
         if not 0.0 < self.orm_threshold < 1.0:
