@@ -482,3 +482,14 @@ def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path)
     assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft |")
     assert "| +2 / −3, p 1 |" in format_results(table).split("| webrl |")[1].splitlines()[0]
     assert "vs_bar" not in results(tmp_path, ["webrl"], [0, 1, 2])["webrl"]  # no bar in the study: no column
+
+
+def test_every_study_config_is_a_valid_loop_config():
+    from webrl.cli.study_cmds import CONFIGS
+
+    base = {**LOOP_PRESETS["cpu"], "init": "x", "orm": "o", "demos": "d.jsonl"}
+    for name, override in CONFIGS.items():
+        cfg = LoopConfig(**{**base, **override})
+        assert all(getattr(cfg, k) == v for k, v in override.items()), name
+    assert LoopConfig(**{**base, **CONFIGS["replay_x4"]}).replay_sample == 4.0 and base["replay_sample"] == 1.0
+    assert LoopConfig(**{**base, **CONFIGS["released"]}).loss == "released"

@@ -44,6 +44,8 @@ CONFIGS: dict[str, dict] = {
     "ppl_low": {"ppl_lo": 1.0, "ppl_hi": 1 / 0.95},
     "ppl_high": {"ppl_lo": 1 / 0.5, "ppl_hi": INF},
     "ppl_all": {"ppl_lo": 1.0, "ppl_hi": INF},
+    "replay_x4": {"replay_sample": 4.0},
+    "released": {"actor_loss": "released"},
 }
 DEFAULT = "webrl,filtered_bc,awr,digirl,no_replay,no_kl,no_replay_no_kl,no_curriculum"
 
