@@ -410,6 +410,22 @@ def test_study_runs_share_the_start_eval(tmp_path):
     assert not share_start_eval(src, dst)  # a run's own eval is never replaced
 
 
+def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
+    from webrl.cli.study_cmds import start_eval_source
+
+    cfg = LoopConfig(init="sft/final", reward="oracle")
+    for name, fields, finished in (("awr", {"init": "other/final"}, True), ("no_kl", {}, False),
+                                   ("webrl", {}, True)):  # fmt: skip
+        run = tmp_path / name / "seed-0"
+        (run / "phase-000" / "eval").mkdir(parents=True)
+        (run / "train_config.json").write_text(json.dumps({**cfg.to_json(), **fields, "seed": 3}))
+        if finished:
+            (run / "phase-000" / "eval" / "done").write_text("")
+    # awr started from another actor, no_kl's start eval is unfinished: webrl's (seed 3) serves seed 0
+    assert start_eval_source(tmp_path, cfg) == tmp_path / "webrl" / "seed-0"
+    assert start_eval_source(tmp_path, LoopConfig(init="sft/final", reward="oracle", eval_max_steps=10)) is None
+
+
 def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     from webrl.eval.report import _by_config, _natural, _subset_curve
 

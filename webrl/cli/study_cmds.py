@@ -8,7 +8,8 @@ finished runs are skipped, so rerunning the command resumes the study; a study c
 parts (some configs or seeds first), OUT/study_config.json keeping the union. Each run starts in a
 fresh process (`cli/stages.py`: in one long-lived process the demo's ORM trained 3x slower). The starting
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
-into the others (same actor, same greedy settings). The table (OUT/results.json,
+into the others (same actor, eval split, step limit and envs; `start_eval_source`), in this
+invocation or a later one. The table (OUT/results.json,
 OUT/results.md, rewritten after every finished run; `--table` writes it from the
 runs finished so far, running nothing) gives mean ± std over seeds of the
 final actor's success (the whole-split eval, else the last phase's subset eval)
@@ -66,6 +67,24 @@ def share_start_eval(src: Path, dst: Path) -> bool:
     return True
 
 
+START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")  # what the starting actor's eval depends on
+
+
+def start_eval_source(out: Path, cfg) -> Path | None:
+    """A run of study `out` whose finished start eval `cfg`'s run can share: same starting actor,
+    eval split, step limit and envs (the seed does not enter a greedy eval). So a study run in parts
+    evaluates its start once, not once per invocation."""
+    want = {k: getattr(cfg, k) for k in START_KEYS}
+    for saved in sorted(out.glob("*/seed-*/train_config.json")):
+        run = saved.parent
+        if not (run / "phase-000" / "eval" / "done").exists():
+            continue
+        got = json.loads(saved.read_text())
+        if got.get("final_eval", True) and all(got.get(k) == v for k, v in want.items()):
+            return run
+    return None
+
+
 def cmd_study(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
 
@@ -108,7 +127,6 @@ def cmd_study(args: argparse.Namespace) -> int:
     all_seeds = sorted(set(prev["seeds"]) | set(seeds))
     saved.write_text(json.dumps({"configs": all_names, "seeds": all_seeds, "args": given}, indent=1) + "\n")
     stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
-    first: Path | None = None
     todo = [(s, name) for s in seeds for name in names]
     left = sum(final_summary(out / name / f"seed-{s}") is None for s, name in todo)
     minutes: list[float] = []  # wall minutes of the runs this invocation worked on
@@ -118,14 +136,14 @@ def cmd_study(args: argparse.Namespace) -> int:
         print(f"\n#### study: {name}, seed {s} -> {run} (run {k} of {len(todo)}"
               + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
         cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
-        if first is not None and cfg.final_eval:
-            share_start_eval(first, run)
+        src = start_eval_source(out, cfg) if cfg.final_eval else None
+        if src is not None and src != run:
+            share_start_eval(src, run)
         t0 = time.monotonic()
         stage(train, cfg, run, not args.no_progress)
         if not done:
             minutes.append((time.monotonic() - t0) / 60)
             left -= 1
-        first = first or run
         write_results(out, all_names, all_seeds)  # the table so far, after every finished run
     print(format_results(write_results(out, all_names, all_seeds)))
     return 0
