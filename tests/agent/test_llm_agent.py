@@ -96,3 +96,20 @@ def test_cli_eval_with_a_checkpoint(tiny, tmp_path, capsys):
     assert len(lines) == 2 and json.loads(lines[0])["steps"][0]["prompt_tokens"] > 0
     assert main(args) == 0  # resumes: nothing left to run
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 2
+
+
+def test_eval_wall_time_adds_up_over_a_resume(tiny, tmp_path):
+    from webrl.eval.llm import WALL_FILE, run_eval_llm
+
+    _, tok = tiny
+    tasks, out = _tasks()[:3], tmp_path / "eval"
+    summary, _ = run_eval_llm(tasks[:2], ScriptedPolicy(tok), n_envs=2, env_config=EnvConfig(max_steps=2),
+                              out_dir=out, progress=False)  # fmt: skip
+    first = float((out / WALL_FILE).read_text())  # up to its last episode
+    assert first > 0 and abs(summary["wall_minutes"] - first / 60) < 0.05
+    # a killed invocation's time is kept: the resumed one adds to it (pretend the first took 10 min)
+    (out / WALL_FILE).write_text("600.0")
+    resumed, _ = run_eval_llm(tasks, ScriptedPolicy(tok), n_envs=2, env_config=EnvConfig(max_steps=2),
+                              out_dir=out, progress=False)  # fmt: skip
+    assert resumed["episodes"] == 3 and 10.0 <= resumed["wall_minutes"] < 10.5
+    assert 600.0 < float((out / WALL_FILE).read_text()) < 630.0

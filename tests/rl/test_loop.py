@@ -330,7 +330,14 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     w, lo = paired(s0, f0)
     assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": float(f"{sign_test(2 * w, 2 * lo):.3g}")}
     md = format_results(table)
-    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | tasks won / lost vs start |")
+    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | wall min | tasks won / lost vs start |")
+    # a run's wall minutes: its phases' (metrics.jsonl) plus its final eval's, by hand from the files
+    r0 = tmp_path / "webrl" / "seed-0"
+    final = r0 / "final" / "eval" / "summary.json"
+    phases = sum(json.loads(x)["minutes"] for x in (r0 / "metrics.jsonl").read_text().splitlines())
+    want = phases + (json.loads(final.read_text())["wall_minutes"] if final.exists() else 0.0)
+    assert table["webrl"]["minutes"]["n"] == 2 and abs(table["webrl"]["minutes"]["mean"] - want) < 0.01
+    assert "minutes" not in table["start"]
     assert table["webrl"]["steps"]["n"] == 2 and "steps" not in md.splitlines()[0].split("| mean steps")[0]
     assert md.split("| start |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
     assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]

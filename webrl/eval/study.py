@@ -72,6 +72,18 @@ def final_summary(run: Path) -> Path | None:
     return ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
 
 
+def run_minutes(run: Path, summary: Path) -> float | None:
+    """A finished run's wall minutes: its phases' (metrics.jsonl) plus its final eval's
+    (`wall_minutes` of the eval summary); None when the eval did not record its time (runs made
+    before it did), so that a phases-only figure is never shown as a run's time."""
+    s = json.loads(summary.read_text())
+    if "wall_minutes" not in s or not (run / "metrics.jsonl").exists():
+        return None
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
+    phases = sum(m.get("minutes", 0.0) for m in lines)
+    return round(phases + (s["wall_minutes"] if summary.parent.parent.name == "final" else 0.0), 2)
+
+
 def _add(acc: dict[str, list[float]], summary: Path) -> None:
     """Append an eval summary's success rates, overall ("all") and per site, and its mean episode
     length ("steps") to `acc`."""
@@ -104,6 +116,8 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
             if f is None:
                 continue
             _add(finals, f)
+            if (m := run_minutes(run, f)) is not None:
+                finals.setdefault("minutes", []).append(m)
             w, lo = paired(outcomes(a.parent), outcomes(f.parent))
             won, lost = won + w, lost + lo
             if a.exists() and name == names[0]:
@@ -143,6 +157,10 @@ def _steps_cell(m: dict | None) -> str:
     return f"{m['mean']:.2f}" if m else "-"
 
 
+def _minutes_cell(m: dict | None) -> str:
+    return f"{m['mean']:.0f}" if m else "-"
+
+
 def _paired_cell(v: dict | None) -> str:
     if not v:
         return "-"
@@ -151,14 +169,16 @@ def _paired_cell(v: dict | None) -> str:
 
 def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
     """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, the
-    mean episode length (mean over seeds; shortening and looping show here first), and the tasks
-    won / lost against the start with the sign test's p (summed over seeds)."""
-    sites = sorted({s for row in table.values() for s in row if s not in ("all", "steps", "vs_start", "vs_bar")})
+    mean episode length (mean over seeds; shortening and looping show here first), the wall minutes
+    of a run (phases and final eval, mean over the seeds that recorded them), and the tasks won /
+    lost against the start with the sign test's p (summed over seeds)."""
+    sites = sorted({s for row in table.values() for s in row
+                    if s not in ("all", "steps", "minutes", "vs_start", "vs_bar")})  # fmt: skip
     bar = any("vs_bar" in row for row in table.values())
     rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _steps_cell(row.get("steps")),
-             _paired_cell(row.get("vs_start")), *([_paired_cell(row.get("vs_bar"))] if bar else [])]
+             _minutes_cell(row.get("minutes")), _paired_cell(row.get("vs_start")), *([_paired_cell(row.get("vs_bar"))] if bar else [])]
             for name, row in table.items()]  # fmt: skip
-    return ["config", "all", *sites, "mean steps", "tasks won / lost vs start",
+    return ["config", "all", *sites, "mean steps", "wall min", "tasks won / lost vs start",
             *([f"won / lost vs {BAR}"] if bar else [])], rows  # fmt: skip
 
 
