@@ -141,7 +141,10 @@ def test_baseline_methods_select_steps_and_weight_them(tiny):
     assert method_examples("digirl", ex) == [ex[0], ex[2]]  # step-level filter A > 0
     assert method_examples("webrl", ex) == method_examples("awr", ex) == ex
     assert METHODS == {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr", "sft": "sft"}
-    assert method_examples("sft", ex) == ex  # its examples are demonstration steps already (loop.py)
+    assert method_examples("sft", ex, "sft") == ex[:2]  # its demonstration steps carry mc_return 1 (loop.py)
+    # --no-kl (the sft loss on any method) is SFT on the buffer: the failed trajectory's step is not trained
+    assert method_examples("webrl", ex, "sft") == ex[:2] and method_examples("webrl", ex, "eq6") == ex
+    assert method_examples("filtered_bc", ex, "eq6") == ex[:2]
     model, tok = tiny
     ids, mask, labels = _pack(tok, PAIRS)
     with torch.no_grad():
@@ -200,14 +203,17 @@ def test_continued_sft_trains_webrls_budget_of_demonstration_steps(tiny, tmp_pat
     demos = [_episode(f"demo {k}", ['do(action="Click", element="7")', f'exit(message="{k}")'], 1.0, phase=0)
              for k in range(12)]  # fmt: skip
     got = {}
-    for method in ("webrl", "sft"):
-        cfg = LoopConfig(init="unused", reward="oracle", method=method, demos="passed as the buffer", ppl_filter=False,
-                         critic_epochs=2)
-        pdir = tmp_path / method
+    for name, method, loss in (("webrl", "webrl", ""), ("sft", "sft", ""), ("no_kl", "webrl", "sft")):
+        cfg = LoopConfig(init="unused", reward="oracle", method=method, actor_loss=loss, demos="passed as the buffer",
+                         ppl_filter=False, critic_epochs=2)  # fmt: skip
+        pdir = tmp_path / name
         pdir.mkdir()
-        got[method], _ = critic_stage(cfg, rollouts, demos, model, tok, preset("cpu-tiny"), PromptConfig(),
-                                      "unused", pdir, Stages(pdir), False)  # fmt: skip
+        got[name], _ = critic_stage(cfg, rollouts, demos, model, tok, preset("cpu-tiny"), PromptConfig(),
+                                    "unused", pdir, Stages(pdir), False)  # fmt: skip
     webrl, sft = got["webrl"], got["sft"]
+    # --no-kl, SFT on the buffer: the rewarded rollout's step and the replayed ones, not the failed rollout's two
+    assert len(got["no_kl"]) == 1 + 6 and all(e.mc_return > 0 for e in got["no_kl"])
+    assert not any('element="4"' in tok.decode(e.ids[e.prompt_len:]) for e in got["no_kl"])
     assert len(webrl) == 3 + 6  # 3 new steps + replay_ratio (2) x 3 replayed ones
     assert len(sft) == len(webrl)
     assert all(e.task_id.startswith("demo-") and e.mc_return == 1.0 for e in sft)

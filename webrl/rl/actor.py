@@ -3,7 +3,8 @@ and the loss functions `fit` (rl/sft.py) calls on each batch.
 
   eq6       (default) L = mean((β·(log π_θ(a|s,I) − log π_ref(a|s,I)) − A)²)   (paper eq. 6)
   released  the authors' released-code variant (rl/losses.py:released_actor_loss)
-  sft       plain NLL of the actions, per token (the `--no-kl` ablation; Filtered BC)
+  sft       plain NLL of the actions, per token, on the steps of successful trajectories only
+            (the buffer: the `--no-kl` ablation; Filtered BC)
   awr       advantage-weighted regression: L = −mean(min(exp(A/τ), w_max) · log π_θ(a|s,I) / |a|)
 
 log π sums over the action's tokens (the response and its end token).
@@ -33,9 +34,11 @@ ACTOR_LOSSES = ("eq6", "released", "sft", "awr")
 METHODS = {"webrl": "eq6", "filtered_bc": "sft", "awr": "awr", "digirl": "awr", "sft": "sft"}
 
 
-def method_examples(method: str, examples: list) -> list:
-    """The steps a method trains on (see the module docstring)."""
-    if method == "filtered_bc":
+def method_examples(method: str, examples: list, loss: str = "") -> list:
+    """The steps a method trains on (see the module docstring). The `sft` loss trains on the buffer
+    whatever the method: steps of successful trajectories only (this phase's rewarded rollouts and
+    the kept replay), so `--no-kl` imitates successes, never the failed rollouts' steps."""
+    if method == "filtered_bc" or loss == "sft":
         return [e for e in examples if e.mc_return > 0]  # the trajectory succeeded
     if method == "digirl":
         return [e for e in examples if e.advantage > 0]

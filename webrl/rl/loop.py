@@ -489,7 +489,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
                     for j, s in enumerate(dem_steps)][: len(examples)]  # fmt: skip
     from webrl.rl.actor import method_examples
 
-    examples = method_examples(cfg.method, [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens])
+    examples = method_examples(cfg.method, [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens], cfg.loss)
     _write_jsonl(path, [asdict(e) for e in examples])
     info = {"critic/loss": round(losses[-1], 4), "replay/kept": len(rep_keep), "replay/scored": len(rep_steps),
             "critic/mean_value": round(float(v[:n_new].mean()), 4) if n_new else None}  # fmt: skip
