@@ -132,6 +132,9 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
         LoopConfig(init="x", reward="oracle", eval_split=str(tmp_path / "missing.json"))
     assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--eval-split", "dev"]) == 2
     assert "eval_split must be" in capsys.readouterr().err and not (tmp_path / "s").exists()
+    # every chosen config is checked before the first run: continued SFT needs the demonstrations
+    assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--configs", "webrl,continued_sft"]) == 2
+    assert "config continued_sft" in capsys.readouterr().err and not (tmp_path / "s").exists()
 
 
 def test_lam_lr_and_threshold_flags_reach_the_config():

@@ -48,7 +48,9 @@ CONFIGS: dict[str, dict] = {
     "replay_x4": {"replay_sample": 4.0},
     "released": {"actor_loss": "released"},
 }
-DEFAULT = "webrl,filtered_bc,awr,digirl,no_replay,no_kl,no_replay_no_kl,no_curriculum"
+# `no_kl` (SFT on the buffer) trains exactly what `filtered_bc` trains on this shared machinery:
+# the default runs that computation once, under the baseline's name
+DEFAULT = "webrl,continued_sft,filtered_bc,awr,digirl,no_replay,no_replay_no_kl,no_curriculum"
 
 
 def share_start_eval(src: Path, dst: Path) -> bool:
@@ -110,11 +112,12 @@ def cmd_study(args: argparse.Namespace) -> int:
             **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
                                  "eval_subset": args.eval_subset, "eval_split": args.eval_split}.items()
                if v is not None}}  # fmt: skip
-    try:
-        LoopConfig(**base)  # the flags' errors now, not at the first run
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    for name in names:  # the flags' errors now, not at some config's first run hours in
+        try:
+            LoopConfig(**{**base, **CONFIGS[name]})
+        except ValueError as e:
+            print(f"error: config {name}: {e}", file=sys.stderr)
+            return 2
     if args.threads:
         import torch
 
@@ -165,7 +168,9 @@ def add_commands(sub) -> None:
     s.add_argument("--demos", default="", help="SFT demonstrations JSONL (replay phase 0)")
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
     s.add_argument("--seeds", type=int, default=3, help="seeds per config")
-    s.add_argument("--configs", default=DEFAULT, help=f"comma list from: {', '.join(CONFIGS)}")
+    s.add_argument("--configs", default=DEFAULT,
+                   help=f"comma list from: {', '.join(CONFIGS)} (default: {DEFAULT}; no_kl is the same run as "
+                        "filtered_bc)")  # fmt: skip
     s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3; cpu-tiny 2)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
