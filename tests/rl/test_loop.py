@@ -79,6 +79,9 @@ def test_two_phases_killed_and_resumed(killed_run):
     assert not test_intents & {t["intent"] for t in gen}  # the curriculum never emits a test task
     lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert [m["phase"] for m in lines] == [1, 2]
+    # phase 1 ran in three processes: its minutes are its clock's, saved over all three
+    clock = float((run / "phase-001" / "wall_seconds").read_text())
+    assert abs(lines[0]["minutes"] - clock / 60) < 0.02
     for key in ("rollout/success", "orm/positive_rate", "critic/loss", "actor/loss", "actor/kl",
                 "curriculum/kept", "buffer/size", "eval/success"):  # fmt: skip
         assert key in lines[1], key
@@ -103,6 +106,20 @@ def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, t
     first = next(x for x in resumed.stdout.splitlines() if x.startswith("== phase 2/2"))
     assert "min left" in first  # phase 1 ran in an earlier process; its minutes still count
     assert [json.loads(x)["phase"] for x in (copy / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+
+
+def test_a_phase_wall_time_adds_up_over_the_processes_that_ran_it(tmp_path):
+    from webrl.rl.loop import Stages
+
+    fresh = Stages(tmp_path / "phase-001")
+    assert fresh.wall_minutes() < 0.05 and not (tmp_path / "phase-001" / "wall_seconds").exists()
+    fresh.mark("tasks")  # every mark saves the phase's time
+    assert float((tmp_path / "phase-001" / "wall_seconds").read_text()) < 3
+    (tmp_path / "phase-001" / "wall_seconds").write_text("120.0")  # as if earlier processes spent 2 min
+    resumed = Stages(tmp_path / "phase-001")
+    assert "tasks" in resumed and 2.0 <= resumed.wall_minutes() < 2.05
+    resumed.tick()
+    assert 120.0 <= float((tmp_path / "phase-001" / "wall_seconds").read_text()) < 123.0
 
 
 def test_banner_time_left_counts_down_within_a_phase(capsys):

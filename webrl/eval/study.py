@@ -75,8 +75,9 @@ def final_summary(run: Path) -> Path | None:
 def run_minutes(run: Path, summary: Path) -> float | None:
     """A finished run's wall minutes: its phases' (metrics.jsonl) plus its final eval's
     (`wall_minutes` of the eval summary); None when the eval did not record its time (runs made
-    before it did), so that a phases-only figure is never shown as a run's time. A phase resumed
-    after a stop logs the minutes of its last process only, so a resumed run's figure is a floor."""
+    before it did), so that a phases-only figure is never shown as a run's time. (Runs made before
+    phases kept their time across processes, `phase-k/wall_seconds`, logged a resumed phase's last
+    process only: for them the figure is a floor.)"""
     s = json.loads(summary.read_text())
     if "wall_minutes" not in s or not (run / "metrics.jsonl").exists():
         return None

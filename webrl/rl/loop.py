@@ -52,16 +52,32 @@ from webrl.tasks.splits import load_eval_tasks
 class Stages:
     """`stages.json` of a phase folder: which stages have finished, with what they reported and
     `minutes`, the wall time this process spent on the stage (since the previous mark, or since
-    the phase folder was opened; a resumed stage counts only its resumed part)."""
+    the phase folder was opened; a resumed stage counts only its resumed part). The phase's own
+    wall time is kept across processes in `wall_seconds` (each process adds its time, saved at
+    every mark and `tick`), so a phase resumed after a stop still reports all of its minutes
+    (less what a killed process spent after its last save)."""
 
     def __init__(self, pdir: Path):
         self.path = pdir / "stages.json"
         pdir.mkdir(parents=True, exist_ok=True)
         self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.since = time.perf_counter()
+        self.since = self.opened = time.perf_counter()
+        self.clock = pdir / "wall_seconds"
+        try:
+            self.before = float(self.clock.read_text())
+        except (FileNotFoundError, ValueError):
+            self.before = 0.0
 
     def __contains__(self, stage: str) -> bool:
         return stage in self.done
+
+    def wall_minutes(self) -> float:
+        """The phase's wall minutes so far, over every process that worked on it."""
+        return round((self.before + time.perf_counter() - self.opened) / 60, 2)
+
+    def tick(self) -> None:
+        """Save the phase's wall time (called as work is saved, e.g. after each rollout episode)."""
+        self.clock.write_text(f"{self.before + time.perf_counter() - self.opened:.3f}")
 
     def mark(self, stage: str, info: dict | None = None) -> None:
         now = time.perf_counter()
@@ -70,6 +86,7 @@ class Stages:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.done, indent=1) + "\n")
         tmp.replace(self.path)
+        self.tick()
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -171,11 +188,11 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         summary = evaluate(cfg, str(pdir / "actor" / "final"), eval_tasks, pdir, prompt, progress)
 
         line = {"phase": phase, **phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary),
-                "minutes": round((time.perf_counter() - t_phase) / 60, 2)}  # fmt: skip
+                "minutes": stages.wall_minutes()}  # fmt: skip
         with (run / "metrics.jsonl").open("a") as f:
             f.write(json.dumps(line) + "\n")
         stages.mark("eval", {"success": summary["success_rate"]})
-        banner.phase_seconds.append(time.perf_counter() - t_phase)
+        banner.phase_seconds.append(60 * line["minutes"])  # the whole phase's, over every process
 
     if cfg.final_eval:
         last = cfg.init if cfg.phases == 0 else str(run / f"phase-{cfg.phases:03d}" / "actor" / "final")
@@ -341,6 +358,7 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
 
     def on_episode(_rec: dict) -> None:
         count["n"] += 1
+        stages.tick()
         _fault(f"rollout:{count['n']}")
 
     with adapters_merged(model):  # forward-only: merged adapters are ~3x faster on CPU
@@ -518,7 +536,7 @@ def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Sta
     if fault.startswith("actor:"):  # resume test: stop right after the first checkpoint
         train_cfg = replace(train_cfg, save_minutes=0.0)
     line = fit(examples, train_cfg, model, tok, mcfg, out, "actor", extra, progress,
-               loss_fn=make_loss_fn(cfg.loss, cfg.beta), on_checkpoint=lambda step: _fault(f"actor:{step}"))  # fmt: skip
+               loss_fn=make_loss_fn(cfg.loss, cfg.beta), on_checkpoint=lambda step: (stages.tick(), _fault(f"actor:{step}")))  # fmt: skip
     info = epoch_means(_read_jsonl(out / "metrics.jsonl"), "actor/") | {"actor/steps": line.get("step", 0)}
     stages.mark("actor", info)
     return info

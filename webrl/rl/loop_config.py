@@ -35,7 +35,7 @@ METRICS = {
     "actor/beta": "released: mean adaptive β",
     "eval/success": "greedy success on the eval subset (ground-truth evaluators)",
     "eval/per_site": "the same per site",
-    "minutes": "wall minutes of the phase",
+    "minutes": "wall minutes of the phase, summed over every process that worked on it (phase-k/wall_seconds)",
 }
 
 
