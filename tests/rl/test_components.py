@@ -220,3 +220,31 @@ def test_continued_sft_trains_webrls_budget_of_demonstration_steps(tiny, tmp_pat
     demo_texts = {tok.decode(e.ids[e.prompt_len:]) for e in sft}
     assert not any("$3" in t or 'element="4"' in t for t in demo_texts)  # no rollout action is trained on
     assert all(e.ref_logp < 0 for e in sft)
+
+
+def test_each_phase_draws_its_own_replay_and_demonstration_sample(tiny, tmp_path):
+    """The replay sample and continued SFT's demonstrations are drawn afresh each phase (the seed
+    carries the phase number), and the same phase draws the same again."""
+    from webrl.agent.prompt import PromptConfig
+    from webrl.models.config import preset
+    from webrl.rl.loop import LoopConfig, Stages, critic_stage, phase_seed
+
+    assert phase_seed(3, tmp_path / "phase-002") == 2003 and phase_seed(3, tmp_path / "x") == 3
+    model, tok = tiny
+    rollouts = [_episode("find the cart", ['do(action="Click", element="4")', 'exit(message="3")'], 0.0),
+                _episode("price of tea?", ['exit(message="$3")'], 1.0)]  # fmt: skip
+    demos = [_episode(f"demo {k}", ['do(action="Click", element="7")', f'exit(message="{k}")'], 1.0, phase=0)
+             for k in range(12)]  # fmt: skip
+
+    def drawn(method: str, folder: str) -> set[str]:
+        cfg = LoopConfig(init="unused", reward="oracle", method=method, demos="passed as the buffer", ppl_filter=False,
+                         critic_epochs=1)  # fmt: skip
+        pdir = tmp_path / method / folder
+        examples, _ = critic_stage(cfg, rollouts, demos, model, tok, preset("cpu-tiny"), PromptConfig(), "unused",
+                                   pdir, Stages(pdir), False)  # fmt: skip
+        return {tok.decode(e.ids[e.prompt_len:]) for e in examples if e.mc_return > 0}
+
+    for method in ("webrl", "sft"):
+        one, two = drawn(method, "a/phase-001"), drawn(method, "a/phase-002")
+        assert one != two, method  # phase 2 is not phase 1's sample again
+        assert drawn(method, "b/phase-002") == two  # seeded: a rerun of the phase draws the same

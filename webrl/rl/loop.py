@@ -44,49 +44,10 @@ import torch
 
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
 from webrl.rl.sft import claim_run_config
+from webrl.rl.stages import Stages
 from webrl.tasks.splits import load_eval_tasks
 
 # --- small helpers ------------------------------------------------------------------------
-
-
-class Stages:
-    """`stages.json` of a phase folder: which stages have finished, with what they reported and
-    `minutes`, the wall time this process spent on the stage (since the previous mark, or since
-    the phase folder was opened; a resumed stage counts only its resumed part). The phase's own
-    wall time is kept across processes in `wall_seconds` (each process adds its time, saved at
-    every mark and `tick`), so a phase resumed after a stop still reports all of its minutes
-    (less what a killed process spent after its last save)."""
-
-    def __init__(self, pdir: Path):
-        self.path = pdir / "stages.json"
-        pdir.mkdir(parents=True, exist_ok=True)
-        self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.since = self.opened = time.perf_counter()
-        self.clock = pdir / "wall_seconds"
-        try:
-            self.before = float(self.clock.read_text())
-        except (FileNotFoundError, ValueError):
-            self.before = 0.0
-
-    def __contains__(self, stage: str) -> bool:
-        return stage in self.done
-
-    def wall_minutes(self) -> float:
-        """The phase's wall minutes so far, over every process that worked on it."""
-        return round((self.before + time.perf_counter() - self.opened) / 60, 2)
-
-    def tick(self) -> None:
-        """Save the phase's wall time (called as work is saved, e.g. after each rollout episode)."""
-        self.clock.write_text(f"{self.before + time.perf_counter() - self.opened:.3f}")
-
-    def mark(self, stage: str, info: dict | None = None) -> None:
-        now = time.perf_counter()
-        self.done[stage] = {**(info or {}), "minutes": round((now - self.since) / 60, 2)}
-        self.since = now
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.done, indent=1) + "\n")
-        tmp.replace(self.path)
-        self.tick()
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -97,6 +58,14 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+
+
+def phase_seed(seed: int, pdir: Path) -> int:
+    """The seed of a phase's own random draws (rollout sampling, replay and demonstration samples):
+    the run's seed + 1000 × the phase number of `pdir` ("phase-002" -> 2; 0 for another name), so
+    each phase draws afresh and a rerun of a phase draws the same."""
+    name = pdir.name
+    return seed + 1000 * (int(name.split("-")[1]) if name.startswith("phase-") and name[6:].isdigit() else 0)
 
 
 def _fault(point: str) -> None:
@@ -353,7 +322,7 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     if "rollout" in stages:
         return read_episodes(out / "episodes.jsonl")
     policy = LocalPolicy(model, tok, max_batch_tokens=cfg.max_batch_tokens, autocast_bf16=mcfg.autocast_bf16,
-                         seed=cfg.seed + 1000 * int(pdir.name.split("-")[1]))  # fmt: skip
+                         seed=phase_seed(cfg.seed, pdir))  # fmt: skip
     count = {"n": len(read_episodes(out / "episodes.jsonl"))}
 
     def on_episode(_rec: dict) -> None:
@@ -443,7 +412,8 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     if "critic" in stages:
         return [RLExample(**{**r, "ids": tuple(r["ids"])}) for r in _read_jsonl(path)], stages.done["critic"]
     new = [e for e in labelled if e["steps"]]
-    rng = random.Random(cfg.seed)
+    seed = phase_seed(cfg.seed, pdir)  # a fresh replay / demonstration sample each phase
+    rng = random.Random(seed)
     new_steps, new_where = _steps_of(new, tok, prompt)
     replay_eps: list[dict] = []
     if cfg.replay and buffer:  # whole trajectories (eq. 9 needs V of each next step), up to the step budget
@@ -451,7 +421,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     rep_steps, rep_where = _steps_of(replay_eps, tok, prompt)
     # continued SFT trains on demonstration steps alone, as many as the update below would train
     # (at most the new steps + replay_ratio x them): sample that many, scored in the same π_ref pass
-    demo_eps = demo_sample(buffer, int((1 + cfg.replay_ratio) * len(new_steps)), cfg.seed) if cfg.method == "sft" else []
+    demo_eps = demo_sample(buffer, int((1 + cfg.replay_ratio) * len(new_steps)), seed) if cfg.method == "sft" else []
     dem_steps, _ = _steps_of(demo_eps, tok, prompt)
     all_steps = new_steps + rep_steps + dem_steps
     bar = tqdm(total=len(all_steps), desc="π_ref pass", unit="step", disable=not progress, leave=False)
@@ -467,7 +437,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     ppl = perplexity(ref_logp[rep].unsqueeze(1) / n_tok[rep].clamp(min=1).unsqueeze(1),
                      torch.ones(len(rep_steps), 1)) if rep_steps else torch.zeros(0)  # fmt: skip
     if cfg.ppl_filter:
-        rep_keep = select_replay(ppl, n_new, cfg.replay_ratio, cfg.seed, cfg.ppl_lo, cfg.ppl_hi)
+        rep_keep = select_replay(ppl, n_new, cfg.replay_ratio, seed, cfg.ppl_lo, cfg.ppl_hi)
     else:
         rep_keep = sorted(rng.sample(range(len(rep_steps)), min(len(rep_steps), int(cfg.replay_ratio * n_new))))
     # critic: eq. 8 on this phase's on-policy steps (+ the kept replay steps with `critic_replay`):

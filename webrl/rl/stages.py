@@ -1,0 +1,47 @@
+"""A phase folder's record of its finished stages and of its wall time (rl/loop.py's resume)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+
+class Stages:
+    """`stages.json` of a phase folder: which stages have finished, with what they reported and
+    `minutes`, the wall time this process spent on the stage (since the previous mark, or since
+    the phase folder was opened; a resumed stage counts only its resumed part). The phase's own
+    wall time is kept across processes in `wall_seconds` (each process adds its time, saved at
+    every mark and `tick`), so a phase resumed after a stop still reports all of its minutes
+    (less what a killed process spent after its last save)."""
+
+    def __init__(self, pdir: Path):
+        self.path = pdir / "stages.json"
+        pdir.mkdir(parents=True, exist_ok=True)
+        self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self.since = self.opened = time.perf_counter()
+        self.clock = pdir / "wall_seconds"
+        try:
+            self.before = float(self.clock.read_text())
+        except (FileNotFoundError, ValueError):
+            self.before = 0.0
+
+    def __contains__(self, stage: str) -> bool:
+        return stage in self.done
+
+    def wall_minutes(self) -> float:
+        """The phase's wall minutes so far, over every process that worked on it."""
+        return round((self.before + time.perf_counter() - self.opened) / 60, 2)
+
+    def tick(self) -> None:
+        """Save the phase's wall time (called as work is saved, e.g. after each rollout episode)."""
+        self.clock.write_text(f"{self.before + time.perf_counter() - self.opened:.3f}")
+
+    def mark(self, stage: str, info: dict | None = None) -> None:
+        now = time.perf_counter()
+        self.done[stage] = {**(info or {}), "minutes": round((now - self.since) / 60, 2)}
+        self.since = now
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.done, indent=1) + "\n")
+        tmp.replace(self.path)
+        self.tick()
