@@ -99,7 +99,8 @@ def test_cli_eval_with_a_checkpoint(tiny, tmp_path, capsys):
 
 
 def test_eval_wall_time_adds_up_over_a_resume(tiny, tmp_path):
-    from webrl.eval.llm import WALL_FILE, run_eval_llm
+    from webrl.eval.llm import run_eval_llm
+    from webrl.eval.wallclock import WALL_FILE
 
     _, tok = tiny
     tasks, out = _tasks()[:3], tmp_path / "eval"

@@ -5,7 +5,6 @@ and success by oracle step-count bucket in `summary.json`."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -17,19 +16,9 @@ from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.eval.runner import read_episodes
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import by_step_bucket, taxonomy
+from webrl.eval.wallclock import WallClock
 from webrl.sites.world import WorldApp
 from webrl.tasks.schema import Task
-
-WALL_FILE = "wall_seconds"  # an eval folder's wall time so far, summed over the invocations that resumed it
-
-
-def wall_before(out_dir: Path | None) -> float:
-    """Seconds an eval folder's earlier (killed or interrupted) invocations spent, up to the last
-    episode each wrote; 0 for a fresh folder or none."""
-    try:
-        return float((out_dir / WALL_FILE).read_text()) if out_dir is not None else 0.0
-    except (FileNotFoundError, ValueError):
-        return 0.0
 
 
 def llm_summary(records: list[dict]) -> dict:
@@ -56,7 +45,7 @@ def run_eval_llm(
     env_config = env_config or EnvConfig()
     done: list[dict] = []
     path = None
-    t0, before = time.perf_counter(), wall_before(out_dir)
+    clock = WallClock(out_dir)  # the eval's wall time, summed over the invocations that resumed it
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "episodes.jsonl"
@@ -77,7 +66,7 @@ def run_eval_llm(
         if path is not None:
             with path.open("a") as f:
                 f.write(json.dumps(rec) + "\n")
-            (out_dir / WALL_FILE).write_text(f"{before + time.perf_counter() - t0:.3f}")
+            clock.save()
         bar.update(1)
         if on_record is not None:
             on_record(rec)
@@ -91,7 +80,7 @@ def run_eval_llm(
             env.close()
     wanted = {str(t.task_id) for t in tasks}
     records = [r for r in records if str(r["task_id"]) in wanted]
-    summary = {**llm_summary(records), "wall_minutes": round((before + time.perf_counter() - t0) / 60, 2)}
+    summary = {**llm_summary(records), "wall_minutes": clock.minutes()}
     if out_dir is not None:
         (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary, records

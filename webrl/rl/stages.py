@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+from webrl.eval.wallclock import WallClock
+
 
 class Stages:
     """`stages.json` of a phase folder: which stages have finished, with what they reported and
@@ -19,23 +21,19 @@ class Stages:
         self.path = pdir / "stages.json"
         pdir.mkdir(parents=True, exist_ok=True)
         self.done = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.since = self.opened = time.perf_counter()
-        self.clock = pdir / "wall_seconds"
-        try:
-            self.before = float(self.clock.read_text())
-        except (FileNotFoundError, ValueError):
-            self.before = 0.0
+        self.since = time.perf_counter()
+        self.clock = WallClock(pdir)
 
     def __contains__(self, stage: str) -> bool:
         return stage in self.done
 
     def wall_minutes(self) -> float:
         """The phase's wall minutes so far, over every process that worked on it."""
-        return round((self.before + time.perf_counter() - self.opened) / 60, 2)
+        return self.clock.minutes()
 
     def tick(self) -> None:
         """Save the phase's wall time (called as work is saved, e.g. after each rollout episode)."""
-        self.clock.write_text(f"{self.before + time.perf_counter() - self.opened:.3f}")
+        self.clock.save()
 
     def mark(self, stage: str, info: dict | None = None) -> None:
         now = time.perf_counter()
