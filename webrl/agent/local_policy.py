@@ -26,7 +26,7 @@ import torch
 
 from webrl.agent.prompt import end_of_action, stop_token_ids
 from webrl.models.device import bf16_autocast, default_device, module_device
-from webrl.models.scoring import IGNORE, selected_logprobs
+from webrl.models.scoring import IGNORE, cache_kwarg, selected_logprobs
 
 
 @dataclass(frozen=True)
@@ -69,14 +69,6 @@ def _sample(logits: torch.Tensor, temperature: float, top_p: float, gen: torch.G
     return int(torch.multinomial(probs, 1, generator=gen))
 
 
-def _cache_kwarg(model) -> str:
-    """transformers >= 5 calls the KV cache argument `cache`; older versions `past_key_values`."""
-    import inspect
-
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
-
-
 class LocalPolicy:
     """Batched generation and scoring with a local model (see module docstring)."""
 
@@ -103,7 +95,7 @@ class LocalPolicy:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.gen = torch.Generator().manual_seed(seed)
         self.name = name
-        self._cache_kw = _cache_kwarg(model)
+        self._cache_kw = cache_kwarg(model)
 
     @classmethod
     def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:

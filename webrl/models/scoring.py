@@ -22,6 +22,16 @@ def decoder_and_head(model):
     return inner.get_decoder(), inner.get_output_embeddings()
 
 
+def cache_kwarg(module) -> str:
+    """The KV-cache argument's name in `module.forward`: `cache` in recent transformers 5.x releases
+    (5.25 here), `past_key_values` before (4.x, and 5.17 on the H200 machine). Passing the wrong
+    name is silent, since the forward takes **kwargs, and the cache is then simply not used."""
+    import inspect
+
+    inner = module.get_base_model() if hasattr(module, "get_base_model") else module
+    return "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
+
+
 def selected_logprobs(
     model, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor, full_forward: bool = False
 ) -> torch.Tensor:
@@ -169,18 +179,23 @@ def context_detached(decoder, head, hidden_in: torch.Tensor, attention_mask: tor
     first = torch.where(scored.any(1), scored.int().argmax(1), lengths - 1).clamp(min=0)  # c_b
     ctx, q = int(first.max()), int((lengths - first).max())
     cache = DynamicCache(config=decoder.config)
+    kw = cache_kwarg(decoder)
     ctx_mask = torch.arange(ctx, device=dev)[None] < first[:, None]  # (B, C)
     if ctx:
         with torch.no_grad():
-            decoder(inputs_embeds=hidden_in[:, :ctx], attention_mask=ctx_mask.long(), cache=cache, use_cache=True,
+            decoder(inputs_embeds=hidden_in[:, :ctx], attention_mask=ctx_mask.long(), use_cache=True, **{kw: cache},
                     position_ids=torch.arange(ctx, device=dev)[None].expand(bsz, -1))  # fmt: skip
+        if max(cache.get_seq_length(i) for i in range(len(getattr(cache, "layers", ())) or 1)) != ctx:
+            raise RuntimeError(f"the decoder did not fill the KV cache through `{kw}=` (transformers renamed "
+                               "the argument?): the detached-context forward needs it")  # fmt: skip
     pos = first[:, None] + torch.arange(q, device=dev)[None]  # (B, Q) global positions of the block
     valid = pos < lengths[:, None]
     pos = torch.where(valid, pos, lengths[:, None] - 1)
     block = hidden_in.gather(1, pos[..., None].expand(-1, -1, width))
     causal = torch.ones(q, q, dtype=torch.bool, device=dev).tril()[None] & valid[:, None, :]
     mask = torch.cat([ctx_mask[:, None, :].expand(-1, q, -1), causal], dim=2)[:, None]  # (B, 1, Q, C + Q)
-    hidden = decoder(inputs_embeds=block, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True).last_hidden_state
+    hidden = decoder(inputs_embeds=block, attention_mask=mask, position_ids=pos, use_cache=True,
+                     **{kw: cache}).last_hidden_state
     nxt = (pos + 1).clamp(max=labels.shape[1] - 1)
     targets = torch.where(valid & (pos + 1 < labels.shape[1]), labels.gather(1, nxt), IGNORE)  # (B, Q)
     keep = targets != IGNORE
