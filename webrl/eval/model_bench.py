@@ -12,12 +12,12 @@
   prefill.flops_s        model FLOP/s in prefill (2 x non-embedding params x tokens + attention)
   matmul.flops_s         a bare matmul of the model's MLP shape on this machine, same dtype
   eval                   optional: wall time and success of a full split evaluation
+  device                 where it all ran: `default_device()` (the GPU when there is one)
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
 
 import torch
@@ -25,14 +25,17 @@ import torch
 from webrl.agent.local_policy import LocalPolicy, SamplingParams
 from webrl.agent.prompt import PromptConfig, load_prompt_config
 from webrl.env.web_env import EnvConfig, WebEnv
+from webrl.models.device import bf16_autocast, default_device
 from webrl.rl.demos import collect_demonstrations, length_batches, make_examples
 from webrl.rl.sft import batch_tensors, sft_loss
 from webrl.sites.world import WorldApp
 from webrl.tasks.splits import load_split
 
 
-def _autocast(on: bool):
-    return torch.autocast("cpu", dtype=torch.bfloat16) if on else contextlib.nullcontext()
+def _sync(device: torch.device) -> None:
+    """Wait for the device's queued work, so wall-clock timers measure it (a no-op on the CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def _load(args: argparse.Namespace):
@@ -47,7 +50,7 @@ def _load(args: argparse.Namespace):
         cfg = preset(args.preset)
         model, tok = build(cfg)
         prompt = PromptConfig()
-    return model, tok, cfg, prompt, time.perf_counter() - t0
+    return model.to(default_device()), tok, cfg, prompt, time.perf_counter() - t0
 
 
 def _time_train(model, batches, step_fns: dict, steps: int) -> dict[str, float]:
@@ -57,15 +60,18 @@ def _time_train(model, batches, step_fns: dict, steps: int) -> dict[str, float]:
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-5)
     model.train()
+    device = next(iter(params)).device
     tokens = dict.fromkeys(step_fns, 0)
     seconds = dict.fromkeys(step_fns, 0.0)
     for i, (ids, mask, labels) in enumerate(batches[: steps + 1]):
         for name, fn in step_fns.items():
+            _sync(device)
             t0 = time.perf_counter()
             loss = fn(ids, mask, labels)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
+            _sync(device)
             if i > 0:
                 seconds[name] += time.perf_counter() - t0
                 tokens[name] += int(mask.sum())
@@ -78,17 +84,18 @@ def bench_sft(model, tok, cfg, prompt: PromptConfig, demos: list[dict], steps: i
 
     examples = make_examples(demos, tok, prompt, 1600)
     order = length_batches([e.n_tokens for e in examples], 2400, seed=0)
-    batches = [batch_tensors([examples[i] for i in b], tok.pad_token_id) for b in order]
+    device = default_device()
+    batches = [tuple(t.to(device) for t in batch_tensors([examples[i] for i in b], tok.pad_token_id)) for b in order]
     real = sum(int(m.sum()) for _, m, _ in batches)
     padded = sum(m.numel() for _, m, _ in batches)
-    acc = Accelerator(cpu=True, mixed_precision="bf16" if cfg.autocast_bf16 else "no")
+    acc = Accelerator(cpu=device.type == "cpu", mixed_precision="bf16" if cfg.autocast_bf16 else "no")
 
     def ours(ids, mask, labels):
         with acc.autocast():
             return sft_loss(model, ids, mask, labels)[0]
 
     def bare(ids, mask, labels):
-        with _autocast(cfg.autocast_bf16):
+        with bf16_autocast(device, cfg.autocast_bf16):
             return model(input_ids=ids, attention_mask=mask, labels=labels).loss
 
     speeds = _time_train(model, batches, {"ours": ours, "bare": bare}, steps)
@@ -118,21 +125,27 @@ def bench_prefill(model, cfg, tokens: int = 2048, batch: int = 4) -> dict:
     n_embed = conf.vocab_size * conf.hidden_size
     n_params = sum(p.numel() for p in model.parameters()) - n_embed  # tied head: the embedding counted once
     T = tokens // batch
-    ids = torch.randint(100, conf.vocab_size - 1, (batch, T))
+    device = default_device()
+    ids = torch.randint(100, conf.vocab_size - 1, (batch, T), device=device)
     flops = 2 * n_params * batch * T + 2 * conf.num_hidden_layers * batch * T * T * conf.hidden_size  # causal attn
-    with torch.no_grad(), _autocast(cfg.autocast_bf16):
+    with torch.no_grad(), bf16_autocast(device, cfg.autocast_bf16):
         model(input_ids=ids[:, :16], logits_to_keep=1)
+        _sync(device)
         t0 = time.perf_counter()
         model(input_ids=ids, logits_to_keep=1)
+        _sync(device)
         dt = time.perf_counter() - t0
-    a = torch.randn(tokens, conf.hidden_size)
-    w = torch.randn(conf.hidden_size, conf.intermediate_size)
-    with _autocast(cfg.autocast_bf16):
+    dtype = next(model.parameters()).dtype  # the gpu preset's weights are bf16 themselves
+    a = torch.randn(tokens, conf.hidden_size, device=device, dtype=dtype)
+    w = torch.randn(conf.hidden_size, conf.intermediate_size, device=device, dtype=dtype)
+    with bf16_autocast(device, cfg.autocast_bf16):
         a @ w
+        _sync(device)
         t0 = time.perf_counter()
-        reps = 5
+        reps = 50 if device.type == "cuda" else 5
         for _ in range(reps):
             a @ w
+        _sync(device)
         mm = (time.perf_counter() - t0) / reps
     mm_flops = 2 * tokens * conf.hidden_size * conf.intermediate_size / mm
     return {"prefill": {"tokens": batch * T, "seconds": round(dt, 3), "tokens_s": round(batch * T / dt, 1),
@@ -148,7 +161,8 @@ def bench_model(args: argparse.Namespace) -> dict:
     model, tok, cfg, prompt, load_s = _load(args)
     tasks = load_split(args.split)[: args.tasks]
     demos = collect_demonstrations(tasks, WebEnv(), prompt, progress=False)
-    result: dict = {"model": args.checkpoint or args.preset, "threads": torch.get_num_threads(),
+    result: dict = {"model": args.checkpoint or args.preset, "device": str(default_device()),
+                    "threads": torch.get_num_threads(),
                     "autocast_bf16": cfg.autocast_bf16, "load_s": round(load_s, 1)}  # fmt: skip
     parts = set(args.parts.split(","))
     if "sft" in parts:
