@@ -451,6 +451,12 @@ def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
     # awr started from another actor, no_kl's start eval is unfinished: webrl's (seed 3) serves seed 0
     assert start_eval_source(tmp_path, cfg) == tmp_path / "webrl" / "seed-0"
     assert start_eval_source(tmp_path, LoopConfig(init="sft/final", reward="oracle", eval_max_steps=10)) is None
+    demo = tmp_path / "demo" / "webrl"  # a run outside the study (`--start-eval`) is tried first
+    (demo / "phase-000" / "eval").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(cfg.to_json()))
+    assert start_eval_source(tmp_path, cfg, (demo, tmp_path / "missing")) == tmp_path / "webrl" / "seed-0"
+    (demo / "phase-000" / "eval" / "done").write_text("")
+    assert start_eval_source(tmp_path, cfg, (tmp_path / "missing", demo)) == demo
 
 
 def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():

@@ -72,13 +72,16 @@ def share_start_eval(src: Path, dst: Path) -> bool:
 START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")  # what the starting actor's eval depends on
 
 
-def start_eval_source(out: Path, cfg) -> Path | None:
-    """A run of study `out` whose finished start eval `cfg`'s run can share: same starting actor,
-    eval split, step limit and envs (the seed does not enter a greedy eval). So a study run in parts
-    evaluates its start once, not once per invocation."""
+def start_eval_source(out: Path, cfg, extra: tuple[Path, ...] = ()) -> Path | None:
+    """A run whose finished start eval `cfg`'s run can share: same starting actor, eval split, step
+    limit and envs (the seed does not enter a greedy eval). The `extra` runs are tried first (e.g.
+    `webrl demo`'s runs/demo/webrl, which evaluated the SFT actor the study starts from), then the
+    runs of study `out`, so a study run in parts evaluates its start once, not once per invocation."""
     want = {k: getattr(cfg, k) for k in START_KEYS}
-    for saved in sorted(out.glob("*/seed-*/train_config.json")):
+    for saved in [p / "train_config.json" for p in extra] + sorted(out.glob("*/seed-*/train_config.json")):
         run = saved.parent
+        if not saved.exists():
+            continue
         if not (run / "phase-000" / "eval" / "done").exists():
             continue
         got = json.loads(saved.read_text())
@@ -129,6 +132,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     all_names = list(prev["configs"]) + [n for n in names if n not in prev["configs"]]
     all_seeds = sorted(set(prev["seeds"]) | set(seeds))
     saved.write_text(json.dumps({"configs": all_names, "seeds": all_seeds, "args": given}, indent=1) + "\n")
+    extra = tuple(Path(p) for p in args.start_eval)
     stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
     todo = [(s, name) for s in seeds for name in names]
     left = sum(final_summary(out / name / f"seed-{s}") is None for s, name in todo)
@@ -139,7 +143,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         print(f"\n#### study: {name}, seed {s} -> {run} (run {k} of {len(todo)}"
               + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
         cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
-        src = start_eval_source(out, cfg) if cfg.final_eval else None
+        src = start_eval_source(out, cfg, extra) if cfg.final_eval else None
         if src is not None and src != run:
             share_start_eval(src, run)
         t0 = time.monotonic()
@@ -178,6 +182,10 @@ def add_commands(sub) -> None:
                    help="split or task file of the per-phase and final evals (default test). To choose "
                         "settings, study on held-out train tasks (an SFT run's heldout_tasks.json: the "
                         "rollouts and the curriculum never draw them), then confirm on test")
+    s.add_argument("--start-eval", action="append", default=[], metavar="RUN",
+                   help="a finished `webrl train` run (e.g. runs/demo/webrl) whose whole-split eval of the same "
+                        "starting actor the study reuses instead of running its own (~13 min on 2 cores); used "
+                        "only when its init, eval split, step limit and envs match; repeatable")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
                    help="only write and print the table of the runs finished so far (runs nothing; the configs "
