@@ -135,8 +135,10 @@ SFT_PRESETS: dict[str, SFTConfig] = {
     "cpu-tiny": SFTConfig(lr=3e-3, max_steps=4, max_batch_tokens=4096, max_seq_tokens=4096,
                           log_every=1, warmup_steps=1, prompt=PromptConfig(max_prompt_tokens=3000)),
     # one task per family, ~2.2 epochs in 30 CPU-min: 18.8 % on held-out train tasks (runs/sft5) where all
-    # 1,000 tasks for 0.23 epoch gave 4 % on tasks it had trained on (runs/sft4); docs/results.md
-    "cpu": SFTConfig(lr=1e-3, epochs=3.0, minutes=30.0, per_family=1,
+    # 1,000 tasks for 0.23 epoch gave 4 % on tasks it had trained on (runs/sft4); docs/results.md. A fixed
+    # 2 epochs (524 steps, ~30 min on 2 idle cores), not a CPU-time budget: with other work on the cores the
+    # 30 CPU-min budget ended at 1.30 epochs (threads spin while they wait), so the start depended on the load
+    "cpu": SFTConfig(lr=1e-3, epochs=2.0, per_family=1,
                      prompt=PromptConfig(max_prompt_tokens=1024, max_rounds=6, system=None,
                                          use_chat_template=False)),
     "gpu": SFTConfig(lr=2e-5, epochs=2.0, max_batch_tokens=32768, max_seq_tokens=4096,
