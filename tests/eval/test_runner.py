@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from support import notes_task
 
 from webrl.agent.policies import RandomAgent
@@ -43,3 +44,32 @@ def test_run_eval_writes_and_resumes(tmp_path, notes_world):
     saved = json.loads((out / "summary.json").read_text())
     assert saved["episodes"] == 4 and "per_site" in saved
     assert json.loads((out / "config.json").read_text())["env"]["max_steps"] == 5
+
+
+def test_a_resumed_llm_eval_refuses_episodes_of_another_checkpoint(tmp_path):
+    from webrl.eval.llm import check_resume
+    from webrl.models.build import checkpoint_fingerprint
+
+    ckpt = tmp_path / "sft" / "final"
+    ckpt.mkdir(parents=True)
+    (ckpt / "adapter_model.safetensors").write_bytes(b"weights v1")
+    (ckpt / "webrl_model.json").write_text("{}")
+    (ckpt / "README.md").write_text("notes")
+    first = checkpoint_fingerprint(ckpt)
+    (ckpt / "README.md").write_text("other notes")  # not weights or config: same checkpoint
+    assert checkpoint_fingerprint(ckpt) == first and len(first) == 16
+    (ckpt / "adapter_model.safetensors").write_bytes(b"weights v2")  # retrained at the same path
+    second = checkpoint_fingerprint(ckpt)
+    assert second != first
+    assert checkpoint_fingerprint(tmp_path / "hub-id") is None
+
+    saved = tmp_path / "eval" / "config.json"
+    saved.parent.mkdir()
+    cfg = {"policy": str(ckpt), "fingerprint": first, "prompt": {"max_rounds": 6}, "sampling": {"temperature": 0.0},
+           "env": {"max_steps": 12}, "tasks": 165}
+    saved.write_text(json.dumps(cfg))
+    check_resume(saved, {**cfg, "tasks": 16})  # the task count may differ (a subset eval grows into the whole)
+    check_resume(saved, {**cfg, "fingerprint": None})  # an in-memory policy: nothing to compare
+    with pytest.raises(ValueError, match="another fingerprint, sampling"):
+        check_resume(saved, {**cfg, "fingerprint": second, "sampling": {"temperature": 1.0}})
+    check_resume(tmp_path / "fresh" / "config.json", cfg)  # nothing saved yet

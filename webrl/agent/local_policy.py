@@ -95,18 +95,21 @@ class LocalPolicy:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.gen = torch.Generator().manual_seed(seed)
         self.name = name
+        self.fingerprint: str | None = None  # the checkpoint's, when loaded from one (from_checkpoint)
         self._cache_kw = cache_kwarg(model)
 
     @classmethod
     def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:
-        from webrl.models.build import load_checkpoint
+        from webrl.models.build import checkpoint_fingerprint, load_checkpoint
         from webrl.models.lora import merged_for_inference
 
         model, tok, cfg = load_checkpoint(path)
         model = merged_for_inference(model).to(default_device())  # LoRA merged: ~3.8x faster prefill on CPU
         kw.setdefault("autocast_bf16", cfg.autocast_bf16)
         kw.setdefault("bf16_weights", cfg.autocast_bf16)
-        return cls(model, tok, name=str(path), **kw)
+        policy = cls(model, tok, name=str(path), **kw)
+        policy.fingerprint = checkpoint_fingerprint(path)
+        return policy
 
     def _autocast(self):
         return bf16_autocast(self.device, self.autocast_bf16)

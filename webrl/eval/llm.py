@@ -25,6 +25,23 @@ def llm_summary(records: list[dict]) -> dict:
     return {**summarize(records), "errors": taxonomy(records), "per_step_bucket": by_step_bucket(records)}
 
 
+RESUME_KEYS = ("policy", "fingerprint", "prompt", "sampling", "env")  # what an episode's outcome depends on
+
+
+def check_resume(saved: Path, config: dict) -> None:
+    """Refuse to resume an eval whose finished episodes came from another agent or settings (e.g. the
+    checkpoint at the same path was retrained): a ValueError naming the fields that differ."""
+    if not saved.exists():
+        return
+    old = json.loads(saved.read_text())
+    diff = [k for k in RESUME_KEYS if k in old and old[k] != config.get(k)
+            and not (k == "fingerprint" and None in (old[k], config.get(k)))]  # unknown on one side: no verdict
+    if diff:
+        raise ValueError(f"{saved.parent}: its episodes were run with another {', '.join(diff)} (e.g. a "
+                         "retrained checkpoint at the same path); delete that folder to evaluate again, or "
+                         "evaluate into another --out")  # fmt: skip
+
+
 def run_eval_llm(
     tasks: list[Task],
     policy: TextPolicy,
@@ -50,9 +67,12 @@ def run_eval_llm(
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "episodes.jsonl"
         done = read_episodes(path)
-        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
         config = {"env": env_config.__dict__, "tasks": len(tasks), "n_envs": n_envs, "policy": policy.name,
-                  "prompt": prompt.__dict__, "sampling": sampling.__dict__, **(extra_config or {})}  # fmt: skip
+                  "fingerprint": getattr(policy, "fingerprint", None), "prompt": prompt.__dict__,
+                  "sampling": sampling.__dict__, **(extra_config or {})}  # fmt: skip
+        if done:
+            check_resume(out_dir / "config.json", json.loads(json.dumps(config, default=list)))
+        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
         (out_dir / "config.json").write_text(json.dumps(config, indent=1, default=list) + "\n")
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]

@@ -165,6 +165,24 @@ def save_checkpoint(model, tokenizer, cfg: ModelConfig, directory: str | Path, e
     return d
 
 
+def checkpoint_fingerprint(path: str | Path) -> str | None:
+    """sha256 (first 16 hex digits) of a checkpoint folder's weights and configs (*.safetensors,
+    *.bin, *.json, by name): what tells two checkpoints saved at the same path apart, so a resumed
+    eval never mixes episodes of a replaced actor with the new one's. None for a non-folder (a hub id)."""
+    import hashlib
+
+    p = Path(path)
+    if not p.is_dir():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(q for q in p.iterdir() if q.is_file() and q.suffix in (".safetensors", ".bin", ".json")):
+        h.update(f.name.encode() + b"\0")
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):  # noqa: B023
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
 def load_checkpoint(path: str | Path, trainable: bool = False, adapter: str = "default"):
     """(model, tokenizer, cfg) from a checkpoint we saved, or from any HF causal-LM directory / hub id.
 
