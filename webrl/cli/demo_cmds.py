@@ -21,24 +21,48 @@ from pathlib import Path
 
 from webrl.cli.stages import stage_runner
 
-# cpu-preset minutes per stage on 2 cores, for the "left" estimate (measured: a fresh-clone
-# `make demo`, docs/results.md "Session 2026-12-02 (6)"; "train" = 3 phases (15.6) + the final
-# eval, 7.6 there with short episodes, about 24 with the SFT actor's episode length)
-BUDGET = {"sft": 33, "sft-eval": 26, "orm-data": 10, "orm": 11, "orm-eval": 1, "train": 30}
+# cpu-preset minutes per stage on 2 idle cores of the faster machines, for the "left" estimate
+# (measured: fresh-clone `make demo`s, docs/results.md "Session 2026-12-03 (2)" and "2026-12-04 (2)":
+# SFT = 2 epochs, ~29 min; "train" = 3 phases (~15-28) + the final eval (7-19, with the episodes)
+BUDGET = {"sft": 30, "sft-eval": 20, "orm-data": 6, "orm": 14, "orm-eval": 1, "train": 30}
+# stages held to a time budget whatever the machine (`--orm-budget`: data + training = 20 min)
+FIXED = ("orm-data", "orm")
+
+
+def minutes_left(budget: dict[str, float], stages: list[str], taken: dict[str, float], at: int,
+                 fixed: tuple[str, ...] = FIXED) -> float:  # fmt: skip
+    """The estimate of what is left from stage `at` on: the remaining stages' budget minutes, scaled
+    by how this machine did on the stages that ran in this process (their measured minutes over their
+    budget). Stages found done (a resume: under half a minute) do not count, nor do the `fixed` ones,
+    which take their budget on any machine; until a stage has run the scale is 1. Clamped to
+    [0.5, 3] so that one odd stage cannot make the estimate absurd."""
+    ran = {s: m for s, m in taken.items() if m >= 0.5 and budget.get(s, 0) > 0 and s not in fixed}
+    scale = min(3.0, max(0.5, sum(ran.values()) / sum(budget[s] for s in ran))) if ran else 1.0
+    rest = stages[at:]
+    return sum(budget.get(s, 0) * (1.0 if s in fixed else scale) for s in rest)
 
 
 class Progress:
-    """Stage banners: elapsed time, and for the cpu preset an estimate of what is left."""
+    """Stage banners: elapsed time, and for the cpu preset an estimate of what is left, recalibrated
+    after every stage by this machine's speed on the stages so far (`minutes_left`)."""
 
     def __init__(self, stages: list[str], budget: dict[str, int] | None):
         self.t0 = time.perf_counter()
         self.stages = stages
         self.budget = budget
+        self.taken: dict[str, float] = {}  # minutes each stage took in this process
+        self._current: tuple[str, float] | None = None
 
     def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self._current is not None:
+            self.taken[self._current[0]] = (now - self._current[1]) / 60
+        self._current = (stage, now)
         i = self.stages.index(stage)
-        el = (time.perf_counter() - self.t0) / 60
-        left = f"; ~{sum(self.budget.get(s, 0) for s in self.stages[i:])} min left on 2 CPU cores" if self.budget else ""
+        el = (now - self.t0) / 60
+        left = ""
+        if self.budget:
+            left = f"; ~{minutes_left(self.budget, self.stages, self.taken, i):.0f} min left on 2 CPU cores"
         print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} (elapsed {el:.1f} min{left})", flush=True)
 
 
