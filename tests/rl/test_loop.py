@@ -459,6 +459,41 @@ def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
     assert start_eval_source(tmp_path, cfg, (tmp_path / "missing", demo)) == demo
 
 
+def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):
+    from webrl.cli.study_cmds import adopt_run
+
+    base = {"init": "sft/final", "reward": "oracle"}
+    slots = {tmp_path / "study" / n / f"seed-{s}": LoopConfig(**base, **extra, seed=s)
+             for n, extra in (("webrl", {}), ("beta_10", {"beta": 10.0})) for s in (0, 1)}  # fmt: skip
+    demo = tmp_path / "demo" / "webrl"
+    (demo / "final" / "eval").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=1).to_json()))
+    with pytest.raises(ValueError, match="not a finished"):
+        adopt_run(demo, slots)
+    (demo / "final" / "eval" / "summary.json").write_text("{}")
+    (demo / "final" / "eval" / "done").write_text("")
+    assert adopt_run(demo, slots) == tmp_path / "study" / "webrl" / "seed-1"  # the seed is part of the match
+    assert (tmp_path / "study" / "webrl" / "seed-1" / "final" / "eval" / "done").exists()
+    assert adopt_run(demo, slots) == tmp_path / "study" / "webrl" / "seed-1"  # again: a no-op
+    other = tmp_path / "other"  # the same run with another beta: no slot, and the error says what differs
+    (other / "final").mkdir(parents=True)
+    (other / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=1, beta=2.0).to_json()))
+    (other / "final" / "eval").mkdir()
+    (other / "final" / "eval" / "summary.json").write_text("{}")
+    (other / "final" / "eval" / "done").write_text("")
+    with pytest.raises(ValueError, match="differs in beta"):
+        adopt_run(other, slots)
+    started = tmp_path / "study" / "webrl" / "seed-0"  # a slot with a started run of its own is kept
+    (started / "phase-001").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=0).to_json()))
+    with pytest.raises(ValueError, match="already holds a started run"):
+        adopt_run(demo, slots)
+    # the command refuses before running anything, naming the run
+    args = ["study", "--out", str(tmp_path / "s2"), "--init", "sft/final", "--configs", "webrl", "--seeds", "1"]
+    assert main([*args, "--adopt", str(other)]) == 2
+    assert not (tmp_path / "s2" / "webrl").exists()
+
+
 def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     from webrl.eval.report import _by_config, _natural, _subset_curve
 

@@ -90,6 +90,36 @@ def start_eval_source(out: Path, cfg, extra: tuple[Path, ...] = ()) -> Path | No
     return None
 
 
+def adopt_run(src: Path, slots: dict[Path, object]) -> Path:
+    """Copy the finished `webrl train` run `src` into the study slot (OUT/<config>/seed-<s>, mapped to
+    the config the study would run there) whose config equals the one `src` ran with, e.g. `webrl
+    demo`'s runs/demo/webrl as `webrl` seed 0 instead of ~50 minutes rerunning it. A filled slot
+    is never overwritten. Raises ValueError (unfinished run, no slot with its settings, slot taken)."""
+    import shutil
+
+    from webrl.rl.loop_config import LoopConfig
+
+    if final_summary(src) is None:
+        raise ValueError(f"--adopt {src}: not a finished `webrl train` run (no final eval with a done mark)")
+    got = json.loads(json.dumps(LoopConfig.from_json(json.loads((src / "train_config.json").read_text())).to_json()))
+    diffs = {}
+    for dst, cfg in slots.items():
+        want = json.loads(json.dumps(cfg.to_json()))
+        diffs[dst] = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        if diffs[dst]:
+            continue
+        if dst.resolve() == src.resolve() or final_summary(dst) is not None:
+            return dst  # already there, or that slot has its own finished run
+        if dst.exists():
+            raise ValueError(f"--adopt {src}: {dst} already holds a started run; remove it to adopt")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dst)
+        return dst
+    near = min(diffs, key=lambda d: len(diffs[d])) if diffs else None
+    hint = f"; the closest, {near}, differs in {', '.join(diffs[near])}" if near is not None else ""
+    raise ValueError(f"--adopt {src}: its train_config.json matches no (config, seed) of this study{hint}")
+
+
 def cmd_study(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
 
@@ -133,6 +163,13 @@ def cmd_study(args: argparse.Namespace) -> int:
     all_seeds = sorted(set(prev["seeds"]) | set(seeds))
     saved.write_text(json.dumps({"configs": all_names, "seeds": all_seeds, "args": given}, indent=1) + "\n")
     extra = tuple(Path(p) for p in args.start_eval)
+    slots = {out / name / f"seed-{s}": LoopConfig(**{**base, **CONFIGS[name], "seed": s}) for s in seeds for name in names}
+    for src in args.adopt:
+        try:
+            print(f"adopted {src} as {adopt_run(Path(src), slots)}", flush=True)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     stage = stage_runner(args.threads)  # each run in a fresh process, as `webrl demo`'s stages
     todo = [(s, name) for s in seeds for name in names]
     left = sum(final_summary(out / name / f"seed-{s}") is None for s, name in todo)
@@ -186,6 +223,10 @@ def add_commands(sub) -> None:
                    help="a finished `webrl train` run (e.g. runs/demo/webrl) whose whole-split eval of the same "
                         "starting actor the study reuses instead of running its own (~13 min on 2 cores); used "
                         "only when its init, eval split, step limit and envs match; repeatable")
+    s.add_argument("--adopt", action="append", default=[], metavar="RUN",
+                   help="a finished `webrl train` run whose settings equal one (config, seed) of this study "
+                        "(e.g. runs/demo/webrl = webrl seed 0): copied in as that run instead of rerunning it; "
+                        "repeatable")  # fmt: skip
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
                    help="only write and print the table of the runs finished so far (runs nothing; the configs "
