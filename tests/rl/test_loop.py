@@ -511,6 +511,27 @@ def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     assert curve == {0: 12.5, 1: 25.0}  # phase 0 is the start on the subset's tasks
 
 
+def test_report_compares_the_loops_orm_rewards_with_the_evaluators(tmp_path):
+    from webrl.eval.report import load_run, loop_orm_rows
+
+    def run(path, reward, phases):
+        path.mkdir(parents=True)
+        (path / "train_config.json").write_text(json.dumps({"reward": reward}))
+        for k, rows in enumerate(phases, 1):
+            (path / f"phase-{k:03d}").mkdir()
+            (path / f"phase-{k:03d}" / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+        return load_run(path)
+
+    lab = lambda p, r, t: {"task_id": 1, "p_success": p, "reward": r, "true_reward": t}  # noqa: E731
+    seed0 = run(tmp_path / "webrl" / "seed-0", "orm", [[lab(0.9, 1.0, 1.0), lab(0.8, 1.0, 0.0)], [lab(0.2, 0.0, 1.0)]])
+    seed1 = run(tmp_path / "webrl" / "seed-1", "orm", [[lab(0.1, 0.0, 0.0), lab(0.3, 0.0, None)]])  # no evaluator: out
+    oracle = run(tmp_path / "oracle" / "seed-0", "oracle", [[lab(0.5, 1.0, 1.0)]])  # rewarded by the evaluators: out
+    # webrl's seeds pooled: 4 rollouts with an evaluator, 2 true successes (P 0.9, 0.2) against failures (0.8, 0.1):
+    # AUC = (0.9 > 0.8, 0.9 > 0.1, 0.2 < 0.8, 0.2 > 0.1) = 3/4; rewarded 2, rightly 1, one false positive, one miss
+    assert loop_orm_rows([seed0, seed1, oracle]) == [["webrl", 4, 2, 2, 1, 1, 1, "0.750"]]
+    assert loop_orm_rows([oracle]) == []
+
+
 def test_report_counts_tasks_won_and_lost_by_kind(tmp_path):
     from webrl.eval.report import kind_changes, load_run
     from webrl.tasks.registry import families

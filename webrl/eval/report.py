@@ -10,7 +10,8 @@ Sections: a study's table, bars and per-phase curves (mean over seeds); test
 success before/after per run (a Figure-1 analog), the runs x sites table, error
 taxonomy and success by oracle step-count bucket (a study's runs merged per
 config), tasks won and lost against the start by task kind, the ORM (accuracy
-and confusion from `--orm-eval` files); then each run's phases, folded: per-site
+and confusion from `--orm-eval` files, and its rewards on the loop's own rollouts
+against the evaluators, from the phases' labels); then each run's phases, folded: per-site
 curves, curriculum statistics, replay-buffer size and the ORM's agreement with
 the evaluators. Everything is read from files the runs wrote; what is computed
 (the starting actor's rate on the per-phase subset, the won / lost tasks by
@@ -54,6 +55,7 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
         "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
         "start_on_subset": start_on_subset(p),
+        "labels": [x for d in sorted(p.glob("phase-*")) for x in _jsonl(d / "labels.jsonl")],
     }  # fmt: skip
 
 
@@ -330,6 +332,12 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
                      + (_img(plot_kind_changes(changes), "kinds") if any(changes.values())
                         else "<p>No task changed its outcome against the start.</p>"))  # fmt: skip
     parts += [_orm_section(Path(path), rep) for path in orm_evals for rep in _orm_reports(Path(path))]
+    if loop_rows := loop_orm_rows(runs):
+        parts.append("<h2>ORM on the loop's own rollouts</h2><p>Every phase's <code>labels.jsonl</code> keeps the ORM's "
+                     "P(success) next to the evaluator's reward: how the rewards the actor trained on compare with the "
+                     "truth (a study's config: its seeds together; rollouts without an evaluator left out).</p>"
+                     + _table(["run", "rollouts", "true successes", "rewarded", "rewarded rightly", "false positives",
+                               "missed successes", "AUC"], loop_rows))  # fmt: skip
     # each run's phases last, folded when there are many (a study's), the first one open
     parts += [_run_block(r, len(runs) <= 2 or i == 0) for i, r in enumerate(runs) if r["phase_evals"] or r["phases"]]
     page = _HTML.format(title="WebRL report", style=_STYLE, body="\n".join(parts))
@@ -410,6 +418,30 @@ def plot_kind_changes(changes: dict[str, dict[str, list[int]]]) -> str:
     ax.set_title("paired with the start, by task kind (a study's seeds summed)", fontsize=9)
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     return _png(fig)
+
+
+def loop_orm_rows(runs: list[dict]) -> list[list]:
+    """Per run (a study's config: its seeds pooled), the ORM's rewards on the loop's rollouts against
+    the evaluators: [name, rollouts, true successes, rewarded, rewarded rightly, false positives,
+    missed successes, AUC of P(success)]. Runs rewarded by the evaluators (`--reward oracle`) and
+    rollouts without an evaluator (`true_reward` None) are left out."""
+    from webrl.orm.metrics import auc
+
+    pooled: dict[str, list[dict]] = {}
+    for r in runs:
+        if r["config"].get("reward", "orm") == "orm":
+            pooled.setdefault(r["group"], []).extend(x for x in r["labels"] if x.get("true_reward") is not None)
+    rows = []
+    for name, xs in pooled.items():
+        if not xs:
+            continue
+        truth = [x["true_reward"] >= 1.0 for x in xs]
+        called = [x["reward"] >= 1.0 for x in xs]
+        a = auc([x["p_success"] for x in xs], truth)
+        rows.append([name, len(xs), sum(truth), sum(called), sum(c and t for c, t in zip(called, truth, strict=True)),
+                     sum(c and not t for c, t in zip(called, truth, strict=True)),
+                     sum(t and not c for c, t in zip(called, truth, strict=True)), "-" if a is None else f"{a:.3f}"])  # fmt: skip
+    return rows
 
 
 def _orm_reports(path: Path) -> list[dict]:
