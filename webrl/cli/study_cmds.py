@@ -90,18 +90,19 @@ def start_eval_source(out: Path, cfg, extra: tuple[Path, ...] = ()) -> Path | No
     return None
 
 
-def adopt_run(src: Path, slots: dict[Path, object]) -> Path:
-    """Copy the finished `webrl train` run `src` into the study slot (OUT/<config>/seed-<s>, mapped to
-    the config the study would run there) whose config equals the one `src` ran with, e.g. `webrl
+def adopt_run(src: Path, slots: dict) -> Path:
+    """Copy the finished `webrl train` run `src` into the study slot (`slots`: OUT/<config>/seed-<s> ->
+    the LoopConfig the study would run there) whose config equals the one `src` ran with, e.g. `webrl
     demo`'s runs/demo/webrl as `webrl` seed 0 instead of ~50 minutes rerunning it. A filled slot
     is never overwritten. Raises ValueError (unfinished run, no slot with its settings, slot taken)."""
     import shutil
 
     from webrl.rl.loop_config import LoopConfig
+    from webrl.rl.sft import saved_config
 
     if final_summary(src) is None:
         raise ValueError(f"--adopt {src}: not a finished `webrl train` run (no final eval with a done mark)")
-    got = json.loads(json.dumps(LoopConfig.from_json(json.loads((src / "train_config.json").read_text())).to_json()))
+    got = saved_config(LoopConfig, json.loads((src / "train_config.json").read_text()))
     diffs = {}
     for dst, cfg in slots.items():
         want = json.loads(json.dumps(cfg.to_json()))

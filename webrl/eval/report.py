@@ -425,7 +425,7 @@ def loop_orm_rows(runs: list[dict]) -> list[list]:
     the evaluators: [name, rollouts, true successes, rewarded, rewarded rightly, false positives,
     missed successes, AUC of P(success)]. Runs rewarded by the evaluators (`--reward oracle`) and
     rollouts without an evaluator (`true_reward` None) are left out."""
-    from webrl.orm.metrics import auc
+    from webrl.orm.metrics import auc, confusion
 
     pooled: dict[str, list[dict]] = {}
     for r in runs:
@@ -436,11 +436,10 @@ def loop_orm_rows(runs: list[dict]) -> list[list]:
         if not xs:
             continue
         truth = [x["true_reward"] >= 1.0 for x in xs]
-        called = [x["reward"] >= 1.0 for x in xs]
+        c = confusion([x["reward"] for x in xs], truth)  # the loop's own decisions (reward 1 or 0)
         a = auc([x["p_success"] for x in xs], truth)
-        rows.append([name, len(xs), sum(truth), sum(called), sum(c and t for c, t in zip(called, truth, strict=True)),
-                     sum(c and not t for c, t in zip(called, truth, strict=True)),
-                     sum(t and not c for c, t in zip(called, truth, strict=True)), "-" if a is None else f"{a:.3f}"])  # fmt: skip
+        rows.append([name, len(xs), sum(truth), c["tp"] + c["fp"], c["tp"], c["fp"], c["fn"],
+                     "-" if a is None else f"{a:.3f}"])  # fmt: skip
     return rows
 
 

@@ -282,15 +282,22 @@ def train_sft(cfg: SFTConfig, model_cfg: ModelConfig, out: str | Path, progress:
     return fit(examples, cfg, model, tok, model_cfg, out, "sft", extra, progress)
 
 
+def saved_config(cls, saved: dict) -> dict:
+    """A saved config (JSON) as the code would write it now: read back through `cls.from_json`, so
+    settings added since (at their defaults) compare equal; as written when a setting the code no
+    longer has makes that fail."""
+    with contextlib.suppress(TypeError, ValueError):
+        return json.loads(json.dumps(cls.from_json(saved).to_json()))
+    return saved
+
+
 def claim_run_config(path: Path, cfg, flag: str) -> None:
     """Write `cfg` (a dataclass with to_json/from_json) to `path`, or check it against the one a
     run there already wrote: resuming with other settings is an error. The saved file is read back
     through `from_json` first, so settings added to the code since (at their defaults) still match."""
     want = json.loads(json.dumps(cfg.to_json()))
     if path.exists():
-        saved = json.loads(path.read_text())
-        with contextlib.suppress(TypeError, ValueError):  # a setting the code no longer has: compare as written
-            saved = json.loads(json.dumps(type(cfg).from_json(saved).to_json()))
+        saved = saved_config(type(cfg), json.loads(path.read_text()))
         if saved != want:
             changed = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
             raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
