@@ -94,6 +94,9 @@ def test_not_json_wrong_model_and_unknown_route(served, client):
     assert status == 400 and "not valid JSON" in data["error"]["message"]
     status, data = _raw(served[0], b"[1, 2]")
     assert status == 400 and "JSON object" in data["error"]["message"]
+    for hostile in (b'{"max_tokens": ' + b"9" * 5000 + b"}", b"[" * 100_000 + b"]" * 100_000):
+        status, data = _raw(served[0], hostile)  # too many digits for int(); nesting past the recursion limit
+        assert status == 400 and "not valid JSON" in data["error"]["message"]
     with pytest.raises(openai.NotFoundError):
         client.completions.create(model="other", prompt="x", max_tokens=2)
     with pytest.raises(openai.BadRequestError):

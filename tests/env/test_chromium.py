@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,37 @@ def test_find_chromium_explains_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.delenv("WEBRL_CHROMIUM")
     assert Path(find_chromium()).is_file()
     assert browser_pids(os.getpid()) == browser_pids()
+
+
+def test_no_request_leaves_the_site_server(notes_world, backend):
+    """A page that makes the browser request another server (an image on another loopback port,
+    standing in for the internet) gets that request aborted: the other server sees nothing.
+    (Redirects are followed inside Chromium, past this guard; the sites never redirect off-site.)"""
+    import http.server
+
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        env = WebEnv(EnvConfig(base_url=backend.base_url), world=notes_world, backend=backend)
+        env.reset(options={"task": notes_task()})
+        target = f"http://127.0.0.1:{other.server_port}/pixel"
+        env.session.goto(f"{backend.base_url}/notes/embed?src={target}")
+        assert "Picture" in env.session.fetch(f"{backend.base_url}/notes/embed?src=x")
+        time.sleep(0.5)
+        assert hits == []
+        urllib.request.urlopen(target, timeout=5).close()  # the server answers: only the browser was stopped
+        assert hits == ["/pixel"]
+        env.session.close()
+    finally:
+        other.shutdown()

@@ -1,6 +1,7 @@
 """`webrl train` end to end on cpu-tiny: two phases, killed mid-rollout and mid-update,
 resumed to completion with no lost or duplicated trajectory."""
 
+import base64
 import json
 import os
 import subprocess
@@ -598,3 +599,14 @@ def test_every_study_config_is_a_valid_loop_config():
         assert all(getattr(cfg, k) == v for k, v in override.items()), name
     assert LoopConfig(**{**base, **CONFIGS["replay_x4"]}).replay_sample == 4.0 and base["replay_sample"] == 1.0
     assert LoopConfig(**{**base, **CONFIGS["released"]}).loss == "released"
+
+
+def test_viewer_embeds_png_screenshots_only(tmp_path):
+    from webrl.eval.report import _screenshot
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----")
+    png = tmp_path / "shot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
+    assert _screenshot(str(secret)) is None and _screenshot(str(tmp_path / "missing.png")) is None
+    assert base64.b64decode(_screenshot(str(png))) == png.read_bytes()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from urllib.parse import quote
 
 import pytest
 from lxml import html as lxml_html
@@ -174,6 +175,16 @@ def test_account_pages_require_login(browser):
     resp = browser.post("/shop/cart/add", {"product_id": "1", "qty": "1"})
     assert resp.status_code == 302 and "/shop/login" in resp.headers["Location"]
     assert browser.db().execute("SELECT COUNT(*) FROM cart_items").fetchone()[0] == 0
+
+
+def test_login_never_redirects_off_the_site(browser):
+    for bad in ["//evil.example/x", "/\\evil.example/x", "http://evil.example/", "/\tx", "javascript:alert(1)"]:
+        resp = browser.post(f"/shop/login?next={quote(bad)}", {"username": "emma", "password": "emma-pass"})
+        assert resp.status_code == 302 and resp.headers["Location"].endswith("/shop/"), (bad, resp.headers["Location"])
+    resp = Browser(browser.client.application).post(
+        f"/shop/login?next={quote('/shop/cart')}", {"username": "emma", "password": "emma-pass"}
+    )
+    assert resp.headers["Location"].endswith("/shop/cart")
 
 
 def in_stock(db, n=2):

@@ -7,6 +7,7 @@ import http.client
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -61,6 +62,32 @@ def test_live_tenants_are_capped(server):
         get(f"{base}/notes/", token)
     assert server.app.live_tenants == 3
     assert "Kept for a while" not in get(f"{base}/notes/", "first")[0]
+
+
+def test_a_malformed_cookie_beside_the_tenant_keeps_the_tenant(server):
+    # SimpleCookie drops a whole header over one bad pair (e.g. set by another app on localhost):
+    # the tenant must survive it, and no second tenant may appear behind the server's back
+    base = server.url
+    login_and_add(base, "keep1", "Still+here")
+    for header in (f"a b=c; {TENANT_COOKIE}=keep1", f'{TENANT_COOKIE}=keep1; x=[1]; y="unterminated'):
+        req = urllib.request.Request(f"{base}/notes/", headers={"Cookie": header})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert "Still here" in r.read().decode(), header
+            assert r.headers.get("Set-Cookie") is None
+    assert server.app.live_tenants == 1 and len(server.app.world._tenants) == 1
+
+
+def test_eviction_waits_for_the_evicted_tenants_request(server):
+    get(f"{server.url}/notes/", "busy")  # a tenant with live state
+    app = server.app
+    lock = app._tenant_lock("busy")
+    lock.acquire()  # as if a request of "busy" were in flight
+    done = threading.Event()
+    threading.Thread(target=lambda: [app._tenant_lock(t) for t in ("n1", "n2", "n3")] and done.set(), daemon=True).start()
+    time.sleep(0.3)
+    assert not done.is_set() and "busy" in app.world._tenants  # the reset waits for the request
+    lock.release()
+    assert done.wait(5) and "busy" not in app.world._tenants
 
 
 def test_pages_are_not_cached_and_cookieless_clients_get_a_tenant(server):

@@ -227,8 +227,8 @@ def create_app(policy: LocalPolicy, model_name: str, limits: ServerLimits | None
         raw = request.get_data(cache=False)
         try:
             body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            return _error(f"request body is not valid JSON: {e}")
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # ValueError: JSONDecodeError, huge ints
+            return _error(f"request body is not valid JSON: {str(e)[:200]}")
         try:
             prompts, params, opts = parse_request(body, model_name, limits)
             counts = [len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]

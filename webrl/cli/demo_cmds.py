@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from webrl.cli.stages import stage_runner
+from webrl.files import write_json_atomic
 
 # cpu-preset minutes per stage on 2 idle cores of the faster machines, for the "left" estimate
 # (measured: fresh-clone `make demo`s, docs/results.md "Session 2026-12-03 (2)" and "2026-12-04 (2)":
@@ -108,7 +109,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     show("orm")
     if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
         ocfg = ENCODER_PRESETS[args.preset] if args.orm_kind == "encoder" else ORM_PRESETS[args.preset]
-        data_s = json.loads(data.with_suffix(".stats.json").read_text()).get("seconds")
+        stats_file = data.with_suffix(".stats.json")
+        data_s = json.loads(stats_file.read_text()).get("seconds") if stats_file.exists() else None
         minutes = orm_minutes(args.orm_budget, data_s, ocfg.minutes)
         if minutes != ocfg.minutes:
             print(f"orm: {minutes:.1f} min of training = the {args.orm_budget:g}-min ORM budget less "
@@ -145,7 +147,7 @@ def _orm_eval(test_data: Path, orm: Path, out: Path, loop_threshold: float = 0.5
     if loop_threshold != 0.5:
         at = report(probs, trajs, loop_threshold)
         rep["at_loop_threshold"] = {k: v for k, v in at.items() if k != "reliability"}
-    out.write_text(json.dumps(rep, indent=1) + "\n")
+    write_json_atomic(out, rep)
     print(format_report(rep))
     if "at_loop_threshold" in rep:
         print("\n" + format_report(rep["at_loop_threshold"]))
@@ -191,9 +193,9 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     if extra is not None:
         trajs += from_episodes(load_jsonl(extra), "policy_t0")
     trajs = dedupe(trajs)
-    save_jsonl(trajs, out)
     info = {**stats(trajs), "seconds": round(time.perf_counter() - t0, 1)}
-    out.with_suffix(".stats.json").write_text(json.dumps(info, indent=1) + "\n")
+    write_json_atomic(out.with_suffix(".stats.json"), info)  # before the data, whose existence ends the stage
+    save_jsonl(trajs, out)
 
 
 def comparison(run: Path) -> str:

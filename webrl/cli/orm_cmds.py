@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from webrl.cli.model_cmds import add_policy_args
+from webrl.files import write_json_atomic
 from webrl.orm.data import SCRIPTED
 from webrl.orm.prompt import LAYOUTS
 
@@ -56,10 +57,10 @@ def cmd_orm_data(args: argparse.Namespace) -> int:
     if args.balance:
         trajs = balance(trajs, args.seed)
     out = Path(args.out)
-    save_jsonl(trajs, out)
     info = {"split": args.split, "tasks": len(tasks), "behaviours": behaviours, "raw": n_raw, "unique": n_unique,
             "balanced": args.balance, "seconds": round(time.perf_counter() - t0, 1), **stats(trajs)}  # fmt: skip
-    out.with_suffix(".stats.json").write_text(json.dumps(info, indent=1) + "\n")
+    write_json_atomic(out.with_suffix(".stats.json"), info)
+    save_jsonl(trajs, out)
     print(json.dumps({k: info[k] for k in ("tasks", "raw", "unique", "total", "positive", "seconds")}))
     print(f"wrote {out} and {out.with_suffix('.stats.json')}")
     return 0
@@ -247,9 +248,9 @@ def add_commands(sub) -> None:
                    help="encoder: tokens for the task, evidence and actions (segment A; preset: cpu 128, gpu 160)")
     t.add_argument("--state", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: evidence lines on where the episode ended (site message, names in the title, "
-                        "values typed, answer line, steps; preset: on)")
+                        "values typed, answer line, steps; cpu/gpu presets: on)")
     t.add_argument("--missing", action=argparse.BooleanOptionalAction, default=None,
-                   help="encoder: an evidence line listing the task's words the final page does not show (preset: on)")
+                   help="encoder: an evidence line listing the task's words the final page does not show (cpu/gpu presets: on)")
     t.add_argument("--short-actions", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: actions in a few words ('Click [Add to cart]') instead of the raw responses")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")

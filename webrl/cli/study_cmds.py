@@ -27,6 +27,7 @@ from pathlib import Path
 
 from webrl.cli.stages import stage_runner
 from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
+from webrl.files import copytree_atomic, write_json_atomic
 
 INF = 1e9
 CONFIGS: dict[str, dict] = {
@@ -59,13 +60,11 @@ def share_start_eval(src: Path, dst: Path) -> bool:
     Every run of a study starts from the same actor and evaluates it greedily on the whole eval
     split (`phase-000/eval`, seed-independent when `final_eval` is on): one eval serves them all,
     instead of ~20 minutes each on 2 CPU cores. False when `dst` has its own or `src` has none."""
-    import shutil
-
     s, d = src / "phase-000" / "eval", dst / "phase-000" / "eval"
     if d.exists() or not (s / "done").exists():
         return False
     d.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(s, d)
+    copytree_atomic(s, d)
     return True
 
 
@@ -95,7 +94,6 @@ def adopt_run(src: Path, slots: dict) -> Path:
     the LoopConfig the study would run there) whose config equals the one `src` ran with, e.g. `webrl
     demo`'s runs/demo/webrl as `webrl` seed 0 instead of ~50 minutes rerunning it. A filled slot
     is never overwritten. Raises ValueError (unfinished run, no slot with its settings, slot taken)."""
-    import shutil
 
     from webrl.rl.loop_config import LoopConfig
     from webrl.rl.sft import saved_config
@@ -114,7 +112,7 @@ def adopt_run(src: Path, slots: dict) -> Path:
         if dst.exists():
             raise ValueError(f"--adopt {src}: {dst} already holds a started run; remove it to adopt")
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(src, dst)
+        copytree_atomic(src, dst)
         return dst
     near = min(diffs, key=lambda d: len(diffs[d])) if diffs else None
     hint = f"; the closest, {near}, differs in {', '.join(diffs[near])}" if near is not None else ""
@@ -162,7 +160,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     prev = json.loads(saved.read_text()) if saved.exists() else {"configs": [], "seeds": []}
     all_names = list(prev["configs"]) + [n for n in names if n not in prev["configs"]]
     all_seeds = sorted(set(prev["seeds"]) | set(seeds))
-    saved.write_text(json.dumps({"configs": all_names, "seeds": all_seeds, "args": given}, indent=1) + "\n")
+    write_json_atomic(saved, {"configs": all_names, "seeds": all_seeds, "args": given})
     extra = tuple(Path(p) for p in args.start_eval)
     slots = {out / name / f"seed-{s}": LoopConfig(**{**base, **CONFIGS[name], "seed": s}) for s in seeds for name in names}
     for src in args.adopt:
@@ -197,7 +195,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 def write_results(out: Path, names: list[str], seeds: list[int]) -> dict:
     """OUT/results.json and OUT/results.md from the runs finished so far; returns the table."""
     table = results(out, names, seeds)
-    (out / "results.json").write_text(json.dumps(table, indent=1) + "\n")
+    write_json_atomic(out / "results.json", table)
     (out / "results.md").write_text(format_results(table) + "\n")
     return table
 

@@ -83,7 +83,7 @@ def add_commands(sub) -> None:
     t.add_argument("--resume", action="store_true", help="continue the run in --run from its last finished stage")
     t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (sizes of phases and evals)")
     t.add_argument("--init", default=None, help="starting actor checkpoint (e.g. runs/sft/final)")
-    t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/final)")
+    t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/model/final)")
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
     t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3; cpu-tiny 2)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")

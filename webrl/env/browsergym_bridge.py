@@ -43,7 +43,7 @@ from webrl.env.early_stop import NoProgress
 from webrl.env.http_backend import ActionError, match_option
 from webrl.env.observation import PageText, extract, make_window, norm, parse_html, render
 from webrl.env.web_env import EnvConfig
-from webrl.sites.server import RELEASE_PATH, tenant_token
+from webrl.sites.server import RELEASE_PATH, local_urlopen, tenant_token
 from webrl.sites.world import TENANT_COOKIE, default_specs
 from webrl.tasks.evaluators import evaluate
 from webrl.tasks.schema import Task, canonical_site, expand_url, task_from_json
@@ -162,7 +162,7 @@ def _task_class():
                 headers={"Cookie": f"{TENANT_COOKIE}={self.token}"},
             )  # fmt: skip
             with contextlib.suppress(OSError):  # the server is gone, and its tenants with it
-                urllib.request.urlopen(req, timeout=5).close()  # loopback only
+                local_urlopen(req, 5).close()  # loopback only
 
     return WebRLTask
 
@@ -314,7 +314,9 @@ def _sync_live_state(el, tag: str, value: str | None, text: str | None, checked:
 
 def to_browsergym(action: Action, bid: str | None, node=None, focused_bid: str | None = None) -> str:
     """Our action as BrowserGym high-level action code (one or two calls)."""
-    q = json.dumps
+    def q(s) -> str:  # a Python string literal; ensure_ascii off keeps text outside the BMP whole
+        return json.dumps(s, ensure_ascii=False)
+
     kind = action.kind
     if kind == "exit":
         return f"send_msg_to_user({q(action.argument or '')})"

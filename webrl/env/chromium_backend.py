@@ -55,7 +55,7 @@ from webrl.env.http_backend import (
     match_option,
 )
 from webrl.env.observation import TEXT_INPUT_TYPES, parse_html
-from webrl.sites.server import RELEASE_PATH, SiteServer, server_is_up, tenant_token
+from webrl.sites.server import RELEASE_PATH, SiteServer, local_urlopen, server_is_up, tenant_token
 from webrl.sites.world import TENANT_COOKIE, WorldApp
 
 ID_ATTR = "data-webrl-id"
@@ -276,6 +276,7 @@ class ChromiumSession:
             w, h = self.config.viewport
             ctx = await self._browser.new_context(viewport={"width": w, "height": h}, service_workers="block")
             try:
+                await ctx.route("**/*", self._guard)  # what the page requests stays on the site server
                 ctx.set_default_timeout(self.config.action_timeout_s * 1000)
                 ctx.set_default_navigation_timeout(self.config.page_timeout_s * 1000)
                 page = await ctx.new_page()
@@ -313,6 +314,16 @@ class ChromiumSession:
     def is_local(self, url: str) -> bool:
         p = urlsplit(url)
         return p.scheme in ("http", "https") and p.netloc == self._netloc
+
+    async def _guard(self, route) -> None:
+        """Every request of the episode's browser context: the site server's go on, the rest (links,
+        forms, images to other hosts) are aborted, so a page cannot send traffic off the machine.
+        Playwright routes only a redirect chain's first request: the sites never redirect off-site
+        (`sites/common.py: local_path`)."""
+        if self.is_local(route.request.url):
+            await route.continue_()
+        else:
+            await route.abort("blockedbyclient")
 
     def _wid(self, node) -> str:
         wid = node.get(ID_ATTR) if node is not None else None
@@ -409,7 +420,7 @@ class ChromiumSession:
             headers={"Cookie": f"{TENANT_COOKIE}={self.token}"},
         )  # fmt: skip
         with contextlib.suppress(OSError):  # a server that is gone took its tenants along
-            urllib.request.urlopen(req, timeout=5).close()  # loopback only
+            local_urlopen(req, 5).close()  # loopback only
 
     # --- planning: the http backend's rules, decided on our lxml copy of the page ---
     def _plan_click(self, node) -> tuple[list[tuple], str | None]:

@@ -17,6 +17,7 @@ from webrl.eval.runner import read_episodes
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import by_step_bucket, taxonomy
 from webrl.eval.wallclock import WallClock
+from webrl.files import write_json_atomic, write_jsonl_atomic
 from webrl.sites.world import WorldApp
 from webrl.tasks.schema import Task
 
@@ -72,8 +73,8 @@ def run_eval_llm(
                   "sampling": sampling.__dict__, **(extra_config or {})}  # fmt: skip
         if done:
             check_resume(out_dir / "config.json", json.loads(json.dumps(config, default=list)))
-        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
-        (out_dir / "config.json").write_text(json.dumps(config, indent=1, default=list) + "\n")
+        write_jsonl_atomic(path, done)  # drop a torn line
+        write_json_atomic(out_dir / "config.json", config, default=list)
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]
     world = WorldApp()
@@ -102,5 +103,5 @@ def run_eval_llm(
     records = [r for r in records if str(r["task_id"]) in wanted]
     summary = {**llm_summary(records), "wall_minutes": clock.minutes()}
     if out_dir is not None:
-        (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        write_json_atomic(out_dir / "summary.json", summary)
     return summary, records

@@ -492,9 +492,12 @@ def _episodes(run: dict) -> list[dict]:
 
 
 def _screenshot(path) -> str | None:
+    """A step's screenshot as base64: PNG files only (checked by their signature, so an episode
+    file naming any other file cannot pull it into the page), at most 2 MB."""
     if not path or not Path(path).is_file() or Path(path).stat().st_size > 2_000_000:
         return None
-    return base64.b64encode(Path(path).read_bytes()).decode()
+    data = Path(path).read_bytes()
+    return base64.b64encode(data).decode() if data.startswith(b"\x89PNG\r\n\x1a\n") else None
 
 
 def build_viewer(runs: list[dict]) -> str:

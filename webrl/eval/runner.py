@@ -23,6 +23,7 @@ from webrl.agent.policies import Agent
 from webrl.env.backend import BackendError
 from webrl.env.web_env import WebEnv
 from webrl.eval.summary import format_table, summarize
+from webrl.files import write_json_atomic, write_jsonl_atomic
 from webrl.tasks.schema import Task
 
 
@@ -103,9 +104,9 @@ def run_eval(
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "episodes.jsonl"
         done = read_episodes(path)
-        path.write_text("".join(json.dumps(r) + "\n" for r in done))  # drop a torn line
+        write_jsonl_atomic(path, done)  # drop a torn line
         config = {"env": env.config.__dict__, "tasks": len(tasks), **(extra_config or {})}
-        (out_dir / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+        write_json_atomic(out_dir / "config.json", config)
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]
     agent = make_agent()
@@ -124,7 +125,7 @@ def run_eval(
     records = [r for r in records if str(r["task_id"]) in wanted]
     summary = summarize(records)
     if out_dir is not None:
-        (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        write_json_atomic(out_dir / "summary.json", summary)
     return summary, records
 
 

@@ -3,6 +3,8 @@ oracle step-count bucket. Pure functions over episode records.
 
 Rules, applied to each failed episode in this order (first match wins):
 
+  other             episodes ended by an agent crash or a backend failure (checked
+                    first: their steps say nothing about the agent's skill).
   fail_to_attempt   "fails to make a reasonable attempt": no step ever ran without an
                     error (every action invalid or impossible), or the agent exited at
                     its very first step with a wrong answer.
@@ -10,12 +12,11 @@ Rules, applied to each failed episode in this order (first match wins):
                     same action again at once (it repeats a failing action), at least once.
   stuck_midway      "gets stuck midway": the episode was cut off (max steps, or the env's
                     no-progress rules: 5 repeats in a row, or the same action on the
-                    same page a 3rd time, opt-in) without the agent exiting: it looped
+                    same page a 3rd time, on by default) without the agent exiting: it looped
                     or ran out of steps.
   wrong_page        "stops at the wrong page": the agent exited (after its first step)
                     but the evaluator says the task is not done: wrong page, wrong state,
                     or wrong answer.
-  other             episodes ended by an agent crash or a backend failure.
 """
 
 from __future__ import annotations

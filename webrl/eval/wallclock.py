@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from webrl.files import write_text_atomic
+
 WALL_FILE = "wall_seconds"
 
 
@@ -29,4 +31,4 @@ class WallClock:
 
     def save(self) -> None:
         if self.path is not None:
-            self.path.write_text(f"{self.seconds():.3f}")
+            write_text_atomic(self.path, f"{self.seconds():.3f}")

@@ -64,6 +64,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.view import compact_page
+from webrl.files import copytree_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
@@ -399,7 +400,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         from safetensors.torch import load_file
 
         model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
-        state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+        state = torch.load(ckpt / "trainer_state.pt", weights_only=True)
         opt.load_state_dict(state["optimizer"])
         step, elapsed, wall = state["step"], state["elapsed_s"], state["wall_s"]
         torch.set_rng_state(state["torch_rng"])
@@ -411,6 +412,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
           + (", bf16 autocast" if cfg.bf16 else "") + (f"; resuming at step {step}" if step else ""))  # fmt: skip
 
     def save(path: Path) -> None:
+        (path / "trainer_state.pt").unlink(missing_ok=True)  # re-saving a checkpoint: untrusted until done
         save_classifier(model, tok, cfg, path)
         tmp = path / "trainer_state.tmp"
         torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
@@ -470,6 +472,5 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     bar.close()
     model.eval()
     save(out / f"ckpt-{step}")
-    shutil.rmtree(out / "final", ignore_errors=True)
-    shutil.copytree(out / f"ckpt-{step}", out / "final", ignore=shutil.ignore_patterns("trainer_state.pt"))
+    copytree_atomic(out / f"ckpt-{step}", out / "final", ignore=shutil.ignore_patterns("trainer_state.pt"))
     return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}

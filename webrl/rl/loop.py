@@ -42,6 +42,7 @@ from pathlib import Path
 
 import torch
 
+from webrl.files import read_jsonl, write_jsonl_atomic
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
 from webrl.rl.sft import claim_run_config
 from webrl.rl.stages import Stages
@@ -50,14 +51,8 @@ from webrl.tasks.splits import load_eval_tasks
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    tmp.replace(path)
-
-
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+_write_jsonl = write_jsonl_atomic
+_read_jsonl = read_jsonl  # a torn line (a kill mid-append to metrics.jsonl) is dropped, not fatal
 
 
 def phase_seed(seed: int, pdir: Path) -> int:

@@ -1,6 +1,6 @@
 """Supervised fine-tuning of the actor on oracle demonstrations (`webrl sft`).
 
-    webrl sft --preset cpu --out runs/sft --minutes 30      # rerun the same command to resume
+    webrl sft --preset cpu --out runs/sft       # 2 epochs; rerun the same command to resume
 
 Stages (each resumable from the run folder):
   1. demonstrations: the oracle solves the train split's tasks through WebEnv
@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from webrl.agent.local_policy import pack_right
 from webrl.agent.prompt import PromptConfig
+from webrl.files import copytree_atomic, write_json_atomic
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
 from webrl.models.scoring import FrozenPrefix, selected_logprobs
@@ -302,7 +303,7 @@ def claim_run_config(path: Path, cfg, flag: str) -> None:
             changed = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
             raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
                              f"use a new {flag} or the same settings")  # fmt: skip
-    path.write_text(json.dumps(want, indent=1) + "\n")
+    write_json_atomic(path, want)
 
 
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
@@ -332,7 +333,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
         _load_weights(model, ckpt)
-        state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+        state = torch.load(ckpt / "trainer_state.pt", weights_only=True)
         opt.load_state_dict(state["optimizer"])
         step, elapsed, wall = state["step"], state["elapsed_s"], state.get("wall_s", 0.0)
         torch.set_rng_state(state["torch_rng"])
@@ -421,8 +422,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     final = out / "final"
     save(out / f"ckpt-{step}")
     if accelerator.is_main_process:
-        shutil.rmtree(final, ignore_errors=True)
-        shutil.copytree(out / f"ckpt-{step}", final, ignore=shutil.ignore_patterns("trainer_state.pt"))
+        copytree_atomic(out / f"ckpt-{step}", final, ignore=shutil.ignore_patterns("trainer_state.pt"))
     return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
 
 
@@ -431,6 +431,7 @@ def _checkpoint(accelerator, model, tok, model_cfg, extra_files: dict[str, dict]
     accelerator.wait_for_everyone()
     if not accelerator.is_main_process:
         return
+    (path / "trainer_state.pt").unlink(missing_ok=True)  # re-saving a checkpoint: untrusted until done
     save_checkpoint(accelerator.unwrap_model(model), tok, model_cfg, path, extra={f"{name}_step": step})
     for fname, data in extra_files.items():
         (path / fname).write_text(json.dumps(data, indent=1) + "\n")

@@ -30,6 +30,12 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
+def local_path(url: str) -> bool:
+    """True for a path on this server ("/forum/f/1"), False for anything a browser would take off
+    it: absolute URLs, scheme-relative "//host/..." and "/\\host/..." (browsers read "\\" as "/")."""
+    return url.startswith("/") and not url.startswith("//") and "\\" not in url and not any(ord(c) < 32 for c in url)
+
+
 def hash_password(password: str) -> str:
     return hashlib.sha256(("webrl-salt:" + password).encode()).hexdigest()
 
@@ -152,7 +158,7 @@ def create_site_app(
     def login():
         error = None
         next_url = request.values.get("next") or url_for("index")
-        if not next_url.startswith("/"):
+        if not local_path(next_url):
             next_url = url_for("index")  # no open redirects
         if request.method == "POST":
             row = db().execute(

@@ -32,14 +32,22 @@ import urllib.error
 import urllib.request
 from collections import OrderedDict
 from collections.abc import Iterable
-from http.cookies import CookieError, SimpleCookie
 
-from webrl.sites.world import TENANT_COOKIE, WorldApp
+from webrl.sites.world import TENANT_COOKIE, WorldApp, tenant_from_cookie
 
+log = logging.getLogger(__name__)
 CONTROL_PREFIX = "/_webrl/"
 HEALTH_PATH = "/_webrl/health"
 RELEASE_PATH = "/_webrl/release"
 SERVER_ID = "webrl-sites"
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an http_proxy
+
+
+def local_urlopen(req, timeout: float):
+    """`urllib.request.urlopen` for the loopback site server, ignoring any proxy settings."""
+    return _DIRECT.open(req, timeout=timeout)
 
 
 def tenant_token() -> str:
@@ -48,12 +56,7 @@ def tenant_token() -> str:
 
 
 def _token_of(environ: dict) -> str:
-    try:
-        jar = SimpleCookie(environ.get("HTTP_COOKIE", ""))
-    except CookieError:
-        return ""
-    token = jar[TENANT_COOKIE].value if TENANT_COOKIE in jar else ""
-    return token if token.isalnum() and len(token) <= 64 else ""
+    return tenant_from_cookie(environ.get("HTTP_COOKIE", ""))
 
 
 class ServedWorld:
@@ -80,16 +83,20 @@ class ServedWorld:
                 lock = self._tenants[token] = threading.Lock()
             self._tenants.move_to_end(token)
             while len(self._tenants) > self.max_tenants:
-                evicted.append(self._tenants.popitem(last=False)[0])
-        for old in evicted:
-            self.world.reset_tenant(old)
+                evicted.append(self._tenants.popitem(last=False))
+        for old, old_lock in evicted:
+            log.warning("sites: more than %d live tenants; the least recently used one is reset "
+                        "(release finished episodes: POST %s)", self.max_tenants, RELEASE_PATH)
+            with old_lock:  # never under a request of that tenant still in flight
+                self.world.reset_tenant(old)
         return lock
 
     def release(self, token: str) -> None:
         """Forget a tenant and free its state (the next request starts fresh)."""
         with self._lock:
-            self._tenants.pop(token, None)
-        self.world.reset_tenant(token)
+            lock = self._tenants.pop(token, None)
+        with lock or contextlib.nullcontext():
+            self.world.reset_tenant(token)
 
     def __call__(self, environ: dict, start_response) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "") or "/"
@@ -100,8 +107,7 @@ class ServedWorld:
         if not token:  # a cookie-less client gets its own tenant, as WorldApp would give it
             token = tenant_token()
             new_cookie = f"{TENANT_COOKIE}={token}; Path=/"
-            cookie = environ.get("HTTP_COOKIE", "")
-            environ["HTTP_COOKIE"] = f"{cookie}; {TENANT_COOKIE}={token}" if cookie else f"{TENANT_COOKIE}={token}"
+        environ["webrl.tenant"] = token  # WorldApp serves this tenant, whatever the header holds
 
         def start(status, headers, exc_info=None):
             headers = [(k, v) for k, v in headers if k.lower() != "cache-control"]
@@ -138,7 +144,7 @@ def server_is_up(base_url: str, timeout_s: float = 1.0) -> bool | None:
     None if something else does (the port is taken by another program)."""
     url = base_url.rstrip("/") + HEALTH_PATH
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as resp:  # loopback only
+        with local_urlopen(url, timeout_s) as resp:  # loopback only
             data = json.loads(resp.read().decode() or "{}")
         return True if data.get("server") == SERVER_ID else None
     except urllib.error.HTTPError:

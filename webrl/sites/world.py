@@ -3,7 +3,8 @@
 `/shop/...` goes to the shop app, `/forum/...` to the forum, `/` lists the sites.
 In-process callers (the `http` backend) put their episode's `WorldState` in
 `environ["webrl.world"]`; over real HTTP the `webrl_tenant` cookie picks the
-tenant's state, so many browser contexts can share one server.
+tenant's state, so many browser contexts can share one server (`sites/server.py`'s
+`ServedWorld` resolves the tenant itself and passes it in `environ["webrl.tenant"]`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,24 @@ import importlib.util
 import secrets
 import threading
 from collections.abc import Iterable
-from http.cookies import SimpleCookie
 
 from webrl.sites.state import SiteSpec, SnapshotStore, WorldState
 
 TENANT_COOKIE = "webrl_tenant"
+
+
+def tenant_from_cookie(header: str) -> str:
+    """The `webrl_tenant` token in a Cookie header, or "" when absent or malformed.
+
+    Parsed by hand, pair by pair: `http.cookies.SimpleCookie` drops the whole header when any
+    one cookie in it is malformed (e.g. `a b=c`, which another app on localhost may have set,
+    since cookies are not port-specific), which would give every request a fresh tenant."""
+    for part in header.split(";"):
+        name, eq, value = part.strip().partition("=")
+        if eq and name == TENANT_COOKIE:
+            value = value.strip().strip('"')
+            return value if value.isalnum() and len(value) <= 64 else ""
+    return ""
 
 
 SITE_MODULES = ("shop", "admin", "code", "map", "forum")  # WebArena's five domains
@@ -69,9 +83,8 @@ class WorldApp:
     def __call__(self, environ: dict, start_response) -> Iterable[bytes]:
         extra_headers: list[tuple[str, str]] = []
         if "webrl.world" not in environ:
-            cookie = SimpleCookie(environ.get("HTTP_COOKIE", ""))
-            token = cookie[TENANT_COOKIE].value if TENANT_COOKIE in cookie else ""
-            if not token or not token.isalnum() or len(token) > 64:
+            token = environ.get("webrl.tenant") or tenant_from_cookie(environ.get("HTTP_COOKIE", ""))
+            if not token:
                 token = secrets.token_hex(8)
                 extra_headers.append(("Set-Cookie", f"{TENANT_COOKIE}={token}; Path=/"))
             environ["webrl.world"] = self.tenant(token)

@@ -1,0 +1,39 @@
+"""Crash-safe writes and tolerant JSONL reads (webrl/files.py)."""
+
+from __future__ import annotations
+
+import json
+
+from webrl.files import copytree_atomic, read_jsonl, write_json_atomic, write_jsonl_atomic
+
+
+def test_read_jsonl_drops_torn_lines_anywhere(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    # a kill mid-append tore line 2; the next append was glued onto the fragment
+    f.write_text('{"a": 1}\n{"b": 2, "c"{"d": 4}\n\n{"e": 5}\n{"f": ')
+    assert read_jsonl(f) == [{"a": 1}, {"e": 5}]
+    assert read_jsonl(tmp_path / "missing.jsonl") == []
+
+
+def test_atomic_writes_leave_no_temporary_behind(tmp_path):
+    write_json_atomic(tmp_path / "c.json", {"x": [1, 2]})
+    write_jsonl_atomic(tmp_path / "r.jsonl", [{"i": 0}, {"i": 1}])
+    assert json.loads((tmp_path / "c.json").read_text()) == {"x": [1, 2]}
+    assert read_jsonl(tmp_path / "r.jsonl") == [{"i": 0}, {"i": 1}]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "r.jsonl"]
+
+
+def test_copytree_atomic_replaces_the_whole_folder(tmp_path):
+    src, dst = tmp_path / "ckpt-9", tmp_path / "final"
+    src.mkdir()
+    (src / "model.bin").write_text("new")
+    (src / "trainer_state.pt").write_text("opt")
+    dst.mkdir()
+    (dst / "model.bin").write_text("old")
+    (dst / "stale.txt").write_text("from an older final")
+    (tmp_path / ".final.tmp").mkdir()  # left by a crash mid-copy: replaced, never trusted
+    import shutil
+
+    copytree_atomic(src, dst, ignore=shutil.ignore_patterns("trainer_state.pt"))
+    assert sorted(p.name for p in dst.iterdir()) == ["model.bin"] and (dst / "model.bin").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-9", "final"]

@@ -1,0 +1,64 @@
+"""Crash-safe file writes and tolerant JSONL reads, for everything a resume reads back.
+
+A file is written whole to a temporary sibling and renamed over the target (`os.replace` is
+atomic on POSIX), so a crash leaves either the old file or the new one, never half of one.
+Append-only JSONL logs (episodes, metrics) may still end in a torn line after a kill;
+`read_jsonl` drops lines that do not parse instead of failing the resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary sibling and a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, obj, **kw) -> None:
+    kw.setdefault("indent", 1)
+    write_text_atomic(path, json.dumps(obj, **kw) + "\n")
+
+
+def write_jsonl_atomic(path: Path, rows: list[dict]) -> None:
+    write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSONL file ([] when missing), skipping lines that do not parse: a line torn
+    by a kill mid-append, or the next append glued onto it."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
+def copytree_atomic(src: Path, dst: Path, ignore=None) -> None:
+    """Replace the folder `dst` by a copy of `src`: copied beside it first, then swapped in by
+    renames, so a crash never leaves `dst` holding part of the copy."""
+    src, dst = Path(src), Path(dst)
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    old = dst.with_name(f".{dst.name}.old")
+    for p in (tmp, old):
+        if p.exists():
+            shutil.rmtree(p)
+    shutil.copytree(src, tmp, ignore=ignore)
+    if dst.exists():
+        os.replace(dst, old)
+    os.replace(tmp, dst)
+    if old.exists():
+        shutil.rmtree(old)
