@@ -187,6 +187,13 @@ def test_login_never_redirects_off_the_site(browser):
     assert resp.headers["Location"].endswith("/shop/cart")
 
 
+def test_out_of_range_ids_are_bad_input_not_a_crash(browser):
+    browser.login()
+    for pid in ("9" * 30, "-" + "9" * 25, "1" * 5000):
+        assert browser.post("/shop/cart/add", {"product_id": pid, "qty": "1"}).status_code in (302, 400, 404)
+    assert browser.get("/shop/product/" + "9" * 30).status_code == 404
+
+
 def in_stock(db, n=2):
     return [
         tuple(r)

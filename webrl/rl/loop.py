@@ -153,8 +153,8 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
 
         line = {"phase": phase, **phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary),
                 "minutes": stages.wall_minutes()}  # fmt: skip
-        with (run / "metrics.jsonl").open("a") as f:
-            f.write(json.dumps(line) + "\n")
+        # one line per phase, even when a crash fell between this write and the mark below
+        _write_jsonl(run / "metrics.jsonl", [r for r in _read_jsonl(run / "metrics.jsonl") if r.get("phase") != phase] + [line])
         stages.mark("eval", {"success": summary["success_rate"]})
         banner.phase_seconds.append(60 * line["minutes"])  # the whole phase's, over every process
 
