@@ -124,3 +124,24 @@ def test_two_concurrent_clients_are_batched(served):
     assert len(results) == 2
     assert server.app.batcher.batches == before + 1  # one generate call served both requests
     assert server.app.batcher.largest >= 2
+
+
+def test_a_failing_request_does_not_fail_its_batch_mates(tiny):
+    from webrl.agent.server import Batcher
+
+    model, tok = tiny
+
+    class Fragile(LocalPolicy):  # fails any generate call that holds the poisoned prompt
+        def generate(self, prompts, params=None):
+            if "BOOM" in prompts:
+                raise RuntimeError("out of memory (simulated)")
+            return super().generate(prompts, params)
+
+    batcher = Batcher(Fragile(model, tok), max_batch=8, wait_ms=300)
+    p = [SamplingParams(max_new_tokens=3)]
+    good, bad = batcher.submit(PROMPTS[:1], p), batcher.submit(["BOOM"], p)
+    assert len(good.result(timeout=60)) == 1
+    with pytest.raises(RuntimeError, match="simulated"):
+        bad.result(timeout=60)
+    assert batcher.largest == 2  # they were batched together, then split on the failure
+    batcher.close()

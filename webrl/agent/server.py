@@ -132,9 +132,12 @@ class Batcher:
         self.largest = max(self.largest, len(jobs))
         try:
             gens = self.policy.generate(prompts, params)
-        except Exception as e:  # answer every waiting request; the server stays up
-            for j in jobs:
-                j.future.set_exception(e)
+        except Exception as e:  # the server stays up; one bad request must not fail its batch-mates
+            if len(jobs) == 1:
+                jobs[0].future.set_exception(e)
+            else:
+                for j in jobs:  # each on its own: only the request that fails alone gets the error
+                    self._run([j])
             return
         k = 0
         for j in jobs:
