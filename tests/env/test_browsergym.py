@@ -37,6 +37,7 @@ def test_actions_translate_to_browsergym():
     node = select.find(".//select")
     assert to_browsergym(Action("Click", 3), "a12") == 'click("a12")'
     assert to_browsergym(Action("Type", 3, 'say "hi"'), "7") == 'fill("7", "say \\"hi\\"")'
+    assert to_browsergym(Action("Type", 3, "café 🎉"), "7") == 'fill("7", "café 🎉")'  # no surrogate escapes
     assert to_browsergym(Action("Search", 3, "mug"), "7") == "fill(\"7\", \"mug\")\npress(\"7\", 'Enter')"
     assert to_browsergym(Action("Select Dropdown Option", 3, "green"), "9", node) == 'select_option("9", "Dark green")'
     assert to_browsergym(Action("Press Enter"), None, focused_bid="5") == "press(\"5\", 'Enter')"

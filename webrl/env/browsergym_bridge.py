@@ -34,6 +34,7 @@ import json
 import time
 import urllib.request
 from typing import Any
+from urllib.parse import urlsplit
 
 from lxml import html as lxml_html
 
@@ -124,8 +125,19 @@ def _task_class():
             self.timeout = timeout_ms
             self.token = tenant_token()
 
+        def _local(self, url: str) -> bool:
+            p = urlsplit(url)
+            return p.scheme in ("http", "https") and p.netloc == urlsplit(self.base_url).netloc
+
+        def _guard(self, route) -> None:  # what the page requests stays on the site server
+            route.continue_() if self._local(route.request.url) else route.abort("blockedbyclient")
+
         def setup(self, page) -> tuple[str, dict]:
             ctx = page.context
+            ctx.route("**/*", self._guard)
+            start = expand_url(self.task.start_url, self.base_url)
+            if not self._local(start):
+                raise ValueError(f"task {self.task.task_id}: start_url {start[:100]} is not on the site server {self.base_url}")
             ctx.add_cookies([{"name": TENANT_COOKIE, "value": self.token, "url": self.base_url}])
             if self.task.require_login:
                 specs = default_specs()
@@ -135,7 +147,7 @@ def _task_class():
                         ctx.request.post(
                             f"{self.base_url}/{site}/login", form={"username": user, "password": password}
                         ).dispose()
-            page.goto(expand_url(self.task.start_url, self.base_url), wait_until="load")
+            page.goto(start, wait_until="load")
             return self.task.intent, {"task_id": self.task.task_id}
 
         def validate(self, page, chat_messages: list[dict]) -> tuple[float, bool, str, dict]:
@@ -144,6 +156,8 @@ def _task_class():
                 return 0.0, False, "", {}
 
             def fetch(url: str) -> str:
+                if not self._local(url):
+                    return ""  # an evaluator's page off the site server: nothing to read, nothing sent
                 resp = page.context.request.get(url)
                 try:
                     return resp.text()
