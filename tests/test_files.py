@@ -16,6 +16,11 @@ def test_read_jsonl_drops_torn_lines_anywhere(tmp_path):
 
 
 def test_atomic_writes_leave_no_temporary_behind(tmp_path):
+    write_json_atomic(tmp_path / "new" / "dir" / "s.json", {})  # folders made, as save_jsonl does
+    assert (tmp_path / "new" / "dir" / "s.json").read_text() == "{}\n"
+    import shutil
+
+    shutil.rmtree(tmp_path / "new")
     write_json_atomic(tmp_path / "c.json", {"x": [1, 2]})
     write_jsonl_atomic(tmp_path / "r.jsonl", [{"i": 0}, {"i": 1}])
     assert json.loads((tmp_path / "c.json").read_text()) == {"x": [1, 2]}

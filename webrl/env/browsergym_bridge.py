@@ -130,7 +130,10 @@ def _task_class():
             return p.scheme in ("http", "https") and p.netloc == urlsplit(self.base_url).netloc
 
         def _guard(self, route) -> None:  # what the page requests stays on the site server
-            route.continue_() if self._local(route.request.url) else route.abort("blockedbyclient")
+            if self._local(route.request.url):
+                route.continue_()
+            else:
+                route.abort("blockedbyclient")
 
         def setup(self, page) -> tuple[str, dict]:
             ctx = page.context
