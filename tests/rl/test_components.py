@@ -248,3 +248,38 @@ def test_each_phase_draws_its_own_replay_and_demonstration_sample(tiny, tmp_path
         one, two = drawn(method, "a/phase-001"), drawn(method, "a/phase-002")
         assert one != two, method  # phase 2 is not phase 1's sample again
         assert drawn(method, "b/phase-002") == two  # seeded: a rerun of the phase draws the same
+
+
+def test_curriculum_critic_values_with_a_fully_fine_tuned_actor(tmp_path):
+    """The `gpu` preset fine-tunes the whole model (no LoRA): the critic's backbone is then a whole
+    checkpoint, scored as its own model (it used to be loaded as an adapter and crash in phase 2)."""
+    from webrl.agent.prompt import PromptConfig
+    from webrl.models.build import build, load_checkpoint, save_checkpoint
+    from webrl.models.config import TINY, ModelConfig
+    from webrl.rl.loop import critic_values
+    from webrl.rl.loop_config import LOOP_PRESETS, LoopConfig
+
+    mcfg = ModelConfig(base=TINY, autocast_bf16=False, lora=None)
+    model, tok = build(mcfg)
+    save_checkpoint(model, tok, mcfg, tmp_path / "ref")
+    head = ValueHead(model.config.hidden_size, 16)
+    save_critic(head, tmp_path / "ref", tmp_path / "critic")
+    tasks = load_split("train")[:3]
+    got = critic_values(LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "reward": "oracle", "init": str(tmp_path / "ref")}), tmp_path / "critic", tasks, model, tok, mcfg, PromptConfig(), WorldApp())
+    ref, _, _ = load_checkpoint(tmp_path / "ref")
+    assert len(got) == 3 and all(0 < v < 1 for v in got)
+    assert got == pytest.approx(values(head, critic_features(ref, tok, tasks)).tolist(), abs=1e-5)
+
+
+def critic_features(model, tok, tasks):
+    """Start-page features of `tasks` under `model`, the way the curriculum filter builds them."""
+    from webrl.agent.prompt import PromptConfig, build_prompt
+    from webrl.env.web_env import WebEnv
+
+    env = WebEnv(world=WorldApp())
+    steps = []
+    for t in tasks:
+        obs, _ = env.reset(options={"task": t})
+        steps.append(Step(tuple(tok(build_prompt(tok, t.intent, [], obs, PromptConfig()), add_special_tokens=False)["input_ids"]), ()))
+    env.close()
+    return score_steps(model, steps, tok.pad_token_id)[0]

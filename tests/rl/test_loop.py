@@ -157,9 +157,11 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
 
 def test_lam_lr_and_threshold_flags_reach_the_config():
     args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--lam", "0",
-                                      "--lr", "5e-5", "--orm-threshold", "0.8", "--critic-replay"])  # fmt: skip
+                                      "--lr", "5e-5", "--orm-threshold", "0.8", "--critic-replay", "--gamma", "0.9"])  # fmt: skip
     cfg = loop_config(args)
     assert cfg.lam == 0.0 and cfg.train.lr == 5e-5 and cfg.orm_threshold == 0.8 and cfg.critic_replay
+    assert cfg.gamma == 0.9 and loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x",
+                                                                       "--reward", "oracle"])).gamma == 1.0
     assert (cfg.ppl_lo, cfg.ppl_hi) == (1 / 0.95, 2.0)  # the paper's window by default
     args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--ppl-window", "2", "inf"])
     cfg = loop_config(args)

@@ -19,7 +19,7 @@ def loop_config(args: argparse.Namespace):
     fields = dict(LOOP_PRESETS[args.preset])
     given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
              "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
-             "method": args.method, "beta": args.beta, "lam": args.lam, "orm_threshold": args.orm_threshold, "generator": args.generator,
+             "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma, "orm_threshold": args.orm_threshold, "generator": args.generator,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
              "replay_ratio": args.replay_ratio}  # fmt: skip
@@ -96,6 +96,8 @@ def add_commands(sub) -> None:
     t.add_argument("--actor-loss", default=None, help="eq6 | released | sft | awr (default: the method's)")
     t.add_argument("--beta", type=float, default=None, help="β of eq. 6")
     t.add_argument("--lam", type=float, default=None, help="λ of eq. 9 (0 = Monte-Carlo advantages r_T - V(s_t))")
+    t.add_argument("--gamma", type=float, default=None,
+                   help="discount in eq. 9 (default 1: the paper's eq. 9 has none; the released code used 0.9)")
     t.add_argument("--lr", type=float, default=None, help="actor learning rate (preset: 2e-4 on cpu)")
     t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")

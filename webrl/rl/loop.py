@@ -296,7 +296,15 @@ def critic_values(cfg: LoopConfig, critic_dir: Path, tasks: list, model, tok, mc
         prompts.append(tuple(tok(build_prompt(tok, t.intent, [], obs, prompt), add_special_tokens=False)["input_ids"]))
     env.close()
     steps = [Step(p, ()) for p in prompts]
-    load_adapter(model, backbone, "critic")
+    if not (Path(backbone) / "adapter_config.json").exists():  # a fully fine-tuned actor: its own model
+        from webrl.models.build import load_checkpoint
+        from webrl.models.device import module_device
+
+        critic_model = load_checkpoint(backbone)[0].to(module_device(model))
+        feats, _, _ = score_steps(critic_model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)
+        del critic_model
+        return values(head, feats).tolist()
+    load_adapter(model, backbone, "critic")  # LoRA: the critic's backbone adapter beside the actor's
     try:
         with use_adapter(model, "critic"), adapters_merged(model):
             feats, _, _ = score_steps(model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)

@@ -102,6 +102,8 @@ class LoopConfig:
                              f"{self.replay_ratio}")  # fmt: skip
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"LoopConfig.gamma (γ of eq. 9) must be in (0, 1], got {self.gamma}")
         if not 0.0 < self.orm_threshold < 1.0:
             raise ValueError(f"LoopConfig.orm_threshold must be in (0, 1), got {self.orm_threshold}")
         if self.reward not in ("orm", "oracle"):
