@@ -612,3 +612,20 @@ def test_viewer_embeds_png_screenshots_only(tmp_path):
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
     assert _screenshot(str(secret)) is None and _screenshot(str(tmp_path / "missing.png")) is None
     assert base64.b64decode(_screenshot(str(png))) == png.read_bytes()
+
+
+def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
+    """The `gpu` presets' shape on cpu-tiny: no LoRA, every weight trained. Phase 2's curriculum
+    scores its tasks with phase 1's critic, whose backbone is then a whole checkpoint."""
+    from webrl.models.build import build, save_checkpoint
+    from webrl.models.config import TINY, ModelConfig
+    from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
+
+    mcfg = ModelConfig(base=TINY, autocast_bf16=False, lora=None)
+    model, tok = build(mcfg)
+    save_checkpoint(model, tok, mcfg, tmp_path / "init")
+    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(tmp_path / "init"), "reward": "oracle"})
+    line = train(cfg, tmp_path / "run", progress=False)
+    assert line["phase"] == 2 and "curriculum/generated" in line
+    actor = tmp_path / "run" / "phase-002" / "actor" / "final"
+    assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()
