@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from webrl.files import copytree_atomic, read_jsonl, write_json_atomic, write_jsonl_atomic
 
@@ -42,3 +43,17 @@ def test_copytree_atomic_replaces_the_whole_folder(tmp_path):
     copytree_atomic(src, dst, ignore=shutil.ignore_patterns("trainer_state.pt"))
     assert sorted(p.name for p in dst.iterdir()) == ["model.bin"] and (dst / "model.bin").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-9", "final"]
+
+
+def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):
+    from webrl.provenance import code_version
+    from webrl.rl.loop_config import LoopConfig
+    from webrl.rl.sft import claim_run_config
+
+    cfg = LoopConfig(init="x", reward="oracle")
+    claim_run_config(tmp_path / "train_config.json", cfg, "--run")
+    claim_run_config(tmp_path / "train_config.json", cfg, "--run")  # a resume: same settings, one more line
+    lines = read_jsonl(tmp_path / "invocations.jsonl")
+    assert len(lines) == 2 and lines[0]["commit"] == code_version()["commit"]
+    if (Path(__file__).resolve().parent.parent / ".git").exists():  # a git checkout (CI's fresh clone is one)
+        assert len(lines[0]["commit"]) == 40 and isinstance(lines[0]["dirty"], bool)

@@ -63,6 +63,12 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     stage_info = json.loads((run / "webrl" / "phase-001" / "stages.json").read_text())
     assert stage_info["rollout"]["minutes"] >= 0
 
-    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    def files() -> dict:  # invocations.jsonl logs every process that claims a run, resumes included
+        return {p: p.read_bytes() for p in run.rglob("*") if p.is_file() and p.name != "invocations.jsonl"}
+
+    log = run / "webrl" / "invocations.jsonl"
+    first = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(first) >= 1 and {"started", "commit", "dirty", "torch", "argv"} <= set(first[0])
+    before = files()
     assert main(args) == 0  # resumes: every stage is found done, nothing is redone or added
-    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    assert files() == before and len(log.read_text().splitlines()) == len(first) + 1

@@ -44,6 +44,7 @@ from webrl.files import copytree_atomic, write_json_atomic
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
 from webrl.models.scoring import FrozenPrefix, selected_logprobs
+from webrl.provenance import record_invocation
 from webrl.rl.demos import Example, length_batches, load_jsonl, make_examples, save_jsonl
 
 
@@ -295,7 +296,8 @@ def saved_config(cls, saved: dict) -> dict:
 def claim_run_config(path: Path, cfg, flag: str) -> None:
     """Write `cfg` (a dataclass with to_json/from_json) to `path`, or check it against the one a
     run there already wrote: resuming with other settings is an error. The saved file is read back
-    through `from_json` first, so settings added to the code since (at their defaults) still match."""
+    through `from_json` first, so settings added to the code since (at their defaults) still match.
+    Each call also appends the running code's commit to the folder's `invocations.jsonl`."""
     want = json.loads(json.dumps(cfg.to_json()))
     if path.exists():
         saved = saved_config(type(cfg), json.loads(path.read_text()))
@@ -304,6 +306,7 @@ def claim_run_config(path: Path, cfg, flag: str) -> None:
             raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
                              f"use a new {flag} or the same settings")  # fmt: skip
     write_json_atomic(path, want)
+    record_invocation(path.parent)  # which code ran (and resumed) it: invocations.jsonl
 
 
 def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: Path, name: str,
