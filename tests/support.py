@@ -61,6 +61,10 @@ def notes_app():
         n = db().execute("SELECT * FROM notes WHERE id = ?", (nid,)).fetchone()
         return render_template_string(NOTE, n=n)
 
+    @app.route("/away")
+    def away():  # a redirect to wherever `to` says, as a careless site could send
+        return redirect(request.args["to"])
+
     @app.route("/embed")
     def embed():  # a page that makes the browser itself request another server (an image)
         return render_template_string('<p>Picture</p><img src="{{ src }}" alt="x">', src=request.args["src"])

@@ -19,6 +19,7 @@ import pytest
 from support import notes_task
 
 from webrl.env.chromium_engine import browser_pids, chromium_available, find_chromium
+from webrl.env.http_backend import ActionError
 from webrl.env.page_view import PageView
 from webrl.env.web_env import EnvConfig, WebEnv
 
@@ -285,6 +286,10 @@ def test_no_request_leaves_the_site_server(notes_world, backend):
         env.session.goto(f"{backend.base_url}/notes/embed?src={target}")
         assert "Picture" in env.session.fetch(f"{backend.base_url}/notes/embed?src=x")
         time.sleep(0.5)
+        assert hits == []
+        with pytest.raises(ActionError, match="redirect outside the sites"):  # evaluators' fetches too
+            env.session.fetch(f"{backend.base_url}/notes/away?to={target}")
+        assert "Note 3" in env.session.fetch(f"{backend.base_url}/notes/away?to=/notes/")  # a local hop is followed
         assert hits == []
         urllib.request.urlopen(target, timeout=5).close()  # the server answers: only the browser was stopped
         assert hits == ["/pixel"]

@@ -40,12 +40,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from webrl.env.actions import Action
 from webrl.env.backend import BackendError
 from webrl.env.chromium_engine import Engine
 from webrl.env.http_backend import (
+    MAX_REDIRECTS,
     SUBMIT_TYPES,
     ActionError,
     check_typeable,
@@ -357,11 +358,20 @@ class ChromiumSession:
         if not self.is_local(url):
             raise ActionError(f"navigation outside the sites is blocked: {url[:100]}")
 
-        async def get():
-            resp = await self._ctx.request.get(url, timeout=self.config.page_timeout_s * 1000)
-            text = await resp.text()
-            await resp.dispose()
-            return text
+        async def get():  # redirects followed here, each hop held to the site server
+            where = url
+            for _ in range(MAX_REDIRECTS + 1):
+                resp = await self._ctx.request.get(where, timeout=self.config.page_timeout_s * 1000, max_redirects=0)
+                location = resp.headers.get("location") if resp.status in (301, 302, 303, 307, 308) else None
+                if location is None:
+                    text = await resp.text()
+                    await resp.dispose()
+                    return text
+                await resp.dispose()
+                where = urljoin(where, location)
+                if not self.is_local(where):
+                    raise ActionError(f"a redirect outside the sites is blocked: {where[:100]}")
+            raise ActionError(f"more than {MAX_REDIRECTS} redirects fetching {url[:100]}")
 
         return self._call(get, "fetching a page")
 
