@@ -56,7 +56,19 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
         "start_on_subset": start_on_subset(p),
         "labels": [x for d in sorted(p.glob("phase-*")) for x in _jsonl(d / "labels.jsonl")],
+        "invocations": _jsonl(p / "invocations.jsonl"),
     }  # fmt: skip
+
+
+def code_label(invocations: list[dict]) -> str:
+    """The commits that ran a run, in order, 8 characters each ("*": uncommitted changes then); "-"
+    for runs from before `invocations.jsonl` (webrl/provenance.py)."""
+    seen: list[str] = []
+    for inv in invocations:
+        c = (inv.get("commit") or "?")[:8] + ("*" if inv.get("dirty") else "")
+        if c not in seen:
+            seen.append(c)
+    return ", ".join(seen) or "-"
 
 
 def start_on_subset(run: Path) -> dict | None:
@@ -315,9 +327,10 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
         f = _final(r) or {}
         final_label = _pct(f.get("success_rate")) + ("" if r["final"] or not f else f" (subset of {f.get('episodes', 0)})")
         rows.append([r["name"], r["method"], _pct((r["start"] or {}).get("success_rate")), final_label,
-                     *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites]])  # fmt: skip
+                     *[_pct(f.get("per_site", {}).get(s, {}).get("success_rate")) for s in sites],
+                     code_label(r.get("invocations", []))])  # fmt: skip
     parts.append("<h2>Runs × sites (success %, final actor)</h2>"
-                 + _table(["run", "method", "start", "final", *sites], rows))  # fmt: skip
+                 + _table(["run", "method", "start", "final", *sites, "code"], rows))  # fmt: skip
     errors = _by_config(runs, lambda f: {c: float(f.get("errors", {}).get("counts", {}).get(c, 0)) for c in ERROR_CLASSES})
     parts.append("<h2>Error taxonomy (failed episodes, final actor)</h2>"
                  + _img(plot_bars("failed episodes by class (a study's config: mean over its seeds)", errors, "episodes"),
