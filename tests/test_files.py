@@ -57,12 +57,3 @@ def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):
     assert len(lines) == 2 and lines[0]["commit"] == code_version()["commit"]
     if (Path(__file__).resolve().parent.parent / ".git").exists():  # a git checkout (CI's fresh clone is one)
         assert len(lines[0]["commit"]) == 40 and isinstance(lines[0]["dirty"], bool)
-
-
-def test_the_report_names_the_commits_that_ran_a_run():
-    from webrl.eval.report import code_label
-
-    assert code_label([]) == "-"
-    invs = [{"commit": "a" * 40, "dirty": False}, {"commit": "a" * 40, "dirty": False},
-            {"commit": "b" * 40, "dirty": True}, {"commit": None, "dirty": None}]  # fmt: skip
-    assert code_label(invs) == "aaaaaaaa, bbbbbbbb*, ?"

@@ -31,14 +31,11 @@ from pathlib import Path
 from webrl.eval.study import changed, outcomes, results, study_layout, table_cells
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
+from webrl.files import read_jsonl
 
 
 def _read(path: Path):
     return json.loads(path.read_text()) if path.exists() else None
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
 def load_run(path: str | Path, browse: bool = True) -> dict:
@@ -51,12 +48,12 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
         "path": p, "method": cfg.get("method", "webrl"), "config": cfg, "browse": browse,
         "start": _read(p / "phase-000" / "eval" / "summary.json"),
         "final": _read(p / "final" / "eval" / "summary.json"),
-        "phases": _jsonl(p / "metrics.jsonl"),
+        "phases": read_jsonl(p / "metrics.jsonl"),
         "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
         "start_on_subset": start_on_subset(p),
-        "labels": [x for d in sorted(p.glob("phase-*")) for x in _jsonl(d / "labels.jsonl")],
-        "invocations": _jsonl(p / "invocations.jsonl"),
+        "labels": [x for d in sorted(p.glob("phase-*")) for x in read_jsonl(d / "labels.jsonl")],
+        "invocations": read_jsonl(p / "invocations.jsonl"),
     }  # fmt: skip
 
 
@@ -76,11 +73,11 @@ def start_on_subset(run: Path) -> dict | None:
     split), from its whole-split episodes (phase-000/eval), as `summarize` gives it. None when the
     phases evaluate the whole split too, or a file is missing. The per-phase curve starts from it,
     so it compares the same tasks."""
-    start = _jsonl(run / "phase-000" / "eval" / "episodes.jsonl")
+    start = read_jsonl(run / "phase-000" / "eval" / "episodes.jsonl")
     later = sorted(d for d in run.glob("phase-*") if d.name != "phase-000" and (d / "eval" / "episodes.jsonl").exists())
     if not start or not later:
         return None
-    ids = {str(r["task_id"]) for r in _jsonl(later[0] / "eval" / "episodes.jsonl")}
+    ids = {str(r["task_id"]) for r in read_jsonl(later[0] / "eval" / "episodes.jsonl")}
     recs = [r for r in start if str(r["task_id"]) in ids]
     return None if len(ids) >= len(start) or len(recs) != len(ids) else summarize(recs)
 
@@ -495,7 +492,7 @@ def _episodes(run: dict) -> list[dict]:
     out = []
     for label, f in [("final eval", p / "final" / "eval" / "episodes.jsonl"),
                      *[(f"{d.name} rollouts", d / "rollouts" / "episodes.jsonl") for d in sorted(p.glob("phase-*"))]]:  # fmt: skip
-        for e in _jsonl(f):
+        for e in read_jsonl(f):
             out.append({"source": f"{run['name']} · {label}", "task_id": e.get("task_id"), "intent": e.get("intent"),
                         "site": e.get("site"), "success": e.get("success"), "steps": [
                             {"obs": s.get("obs"), "response": s.get("response"), "action": s.get("action"),

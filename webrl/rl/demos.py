@@ -17,6 +17,7 @@ from tqdm import tqdm
 from webrl.agent.policies import OracleAgent
 from webrl.agent.prompt import PromptConfig, annotate, build_prompt, completion_text
 from webrl.env.web_env import WebEnv
+from webrl.files import write_jsonl_atomic
 from webrl.tasks.schema import Task
 
 
@@ -41,10 +42,7 @@ def collect_demonstrations(tasks: list[Task], env: WebEnv, prompt: PromptConfig,
 
 
 def save_jsonl(records: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-    tmp.replace(path)
+    write_jsonl_atomic(path, records)
 
 
 def load_jsonl(path: Path) -> list[dict]:

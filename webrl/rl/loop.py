@@ -51,8 +51,6 @@ from webrl.tasks.splits import load_eval_tasks
 # --- small helpers ------------------------------------------------------------------------
 
 
-_write_jsonl = write_jsonl_atomic
-_read_jsonl = read_jsonl  # a torn line (a kill mid-append to metrics.jsonl) is dropped, not fatal
 
 
 def phase_seed(seed: int, pdir: Path) -> int:
@@ -123,7 +121,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
 
     print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
     evaluate_start(cfg, run, progress)
-    done = _read_jsonl(run / "metrics.jsonl")
+    done = read_jsonl(run / "metrics.jsonl")
     for phase in range(1, cfg.phases + 1):
         t_phase = time.perf_counter()
         pdir = run / f"phase-{phase:03d}"
@@ -154,7 +152,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
         line = {"phase": phase, **phase_metrics(labelled, cur, buffer, cinfo, ainfo, summary),
                 "minutes": stages.wall_minutes()}  # fmt: skip
         # one line per phase, even when a crash fell between this write and the mark below
-        _write_jsonl(run / "metrics.jsonl", [r for r in _read_jsonl(run / "metrics.jsonl") if r.get("phase") != phase] + [line])
+        write_jsonl_atomic(run / "metrics.jsonl", [r for r in read_jsonl(run / "metrics.jsonl") if r.get("phase") != phase] + [line])
         stages.mark("eval", {"success": summary["success_rate"]})
         banner.phase_seconds.append(60 * line["minutes"])  # the whole phase's, over every process
 
@@ -177,7 +175,7 @@ def reuse_episodes(src: Path, dst: Path) -> int:
         return 0
     episodes = read_episodes(src / "episodes.jsonl")
     dst.mkdir(parents=True, exist_ok=True)
-    _write_jsonl(dst / "episodes.jsonl", episodes)
+    write_jsonl_atomic(dst / "episodes.jsonl", episodes)
     return len(episodes)
 
 
@@ -229,7 +227,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
 
     prev = run / f"phase-{phase - 1:03d}"
     prev_tasks = {str(t.task_id): t for t in load_tasks(prev / "tasks.json")}
-    labels = _read_jsonl(prev / "labels.jsonl")
+    labels = read_jsonl(prev / "labels.jsonl")
     seeds = [prev_tasks[str(x["task_id"])] for x in labels if x["reward"] < 1.0 and str(x["task_id"]) in prev_tasks]
     if not seeds:  # nothing failed: grow from every task of the last phase
         seeds = list(prev_tasks.values())
@@ -362,9 +360,9 @@ def label(cfg: LoopConfig, episodes: list[dict], tasks: list, pdir: Path, stages
         rows = [{"task_id": e["task_id"], "p_success": round(p, 4), "reward": r,
                  "true_reward": e["reward"] if has_eval.get(str(e["task_id"]), True) else None}
                 for e, p, r in zip(episodes, probs, rewards(probs, cfg.orm_threshold), strict=True)]  # fmt: skip
-        _write_jsonl(path, rows)
+        write_jsonl_atomic(path, rows)
         stages.mark("label")
-    by_id = {str(r["task_id"]): r for r in _read_jsonl(path)}
+    by_id = {str(r["task_id"]): r for r in read_jsonl(path)}
     return [{**e, "reward": by_id[str(e["task_id"])]["reward"], "success": by_id[str(e["task_id"])]["reward"] >= 1.0,
              "true_reward": by_id[str(e["task_id"])]["true_reward"]} for e in episodes]  # fmt: skip
 
@@ -373,13 +371,13 @@ def update_replay(cfg: LoopConfig, run: Path, phase: int, labelled: list[dict], 
     """Stage `replay`: write this phase's successes; return the buffer of *earlier* phases
     (phase 0 = the SFT demonstrations), each record tagged with its phase."""
     if "replay" not in stages:
-        _write_jsonl(pdir / "successes.jsonl", [{**e, "phase": phase} for e in labelled if e["success"]])
+        write_jsonl_atomic(pdir / "successes.jsonl", [{**e, "phase": phase} for e in labelled if e["success"]])
         stages.mark("replay")
     buffer = []
     if cfg.demos and Path(cfg.demos).exists():
-        buffer += [{**d, "phase": 0, "reward": 1.0, "success": True} for d in _read_jsonl(Path(cfg.demos))]
+        buffer += [{**d, "phase": 0, "reward": 1.0, "success": True} for d in read_jsonl(Path(cfg.demos))]
     for p in range(1, phase):
-        buffer += _read_jsonl(run / f"phase-{p:03d}" / "successes.jsonl")
+        buffer += read_jsonl(run / f"phase-{p:03d}" / "successes.jsonl")
     return buffer
 
 
@@ -413,7 +411,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
 
     path = pdir / "examples.jsonl"
     if "critic" in stages:
-        return [RLExample(**{**r, "ids": tuple(r["ids"])}) for r in _read_jsonl(path)], stages.done["critic"]
+        return [RLExample(**{**r, "ids": tuple(r["ids"])}) for r in read_jsonl(path)], stages.done["critic"]
     new = [e for e in labelled if e["steps"]]
     seed = phase_seed(cfg.seed, pdir)  # a fresh replay / demonstration sample each phase
     rng = random.Random(seed)
@@ -481,7 +479,7 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     from webrl.rl.actor import method_examples
 
     examples = method_examples(cfg.method, [e for e in examples if e.n_tokens <= cfg.train.max_seq_tokens], cfg.loss)
-    _write_jsonl(path, [asdict(e) for e in examples])
+    write_jsonl_atomic(path, [asdict(e) for e in examples])
     info = {"critic/loss": round(losses[-1], 4), "replay/kept": len(rep_keep), "replay/scored": len(rep_steps),
             "critic/mean_value": round(float(v[:n_new].mean()), 4) if n_new else None}  # fmt: skip
     stages.mark("critic", info)
@@ -510,7 +508,7 @@ def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Sta
         train_cfg = replace(train_cfg, save_minutes=0.0)
     line = fit(examples, train_cfg, model, tok, mcfg, out, "actor", extra, progress,
                loss_fn=make_loss_fn(cfg.loss, cfg.beta), on_checkpoint=lambda step: (stages.tick(), _fault(f"actor:{step}")))  # fmt: skip
-    info = epoch_means(_read_jsonl(out / "metrics.jsonl"), "actor/") | {"actor/steps": line.get("step", 0)}
+    info = epoch_means(read_jsonl(out / "metrics.jsonl"), "actor/") | {"actor/steps": line.get("step", 0)}
     stages.mark("actor", info)
     return info
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from webrl.eval.wallclock import WallClock
+from webrl.files import write_json_atomic
 
 
 class Stages:
@@ -39,7 +40,5 @@ class Stages:
         now = time.perf_counter()
         self.done[stage] = {**(info or {}), "minutes": round((now - self.since) / 60, 2)}
         self.since = now
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.done, indent=1) + "\n")
-        tmp.replace(self.path)
+        write_json_atomic(self.path, self.done)
         self.tick()

@@ -82,12 +82,10 @@ def int_arg(name: str, default: int = 1, lo: int = 1, hi: int = 10_000) -> int:
 
 
 def form_int(name: str, default: int | None = None) -> int | None:
-    """A form field as an int SQLite can bind (64-bit), else `default`."""
     try:
-        value = int(request.form.get(name, "")[:32])
+        return int(request.form.get(name, ""))
     except ValueError:
         return default
-    return value if -(2**63) <= value < 2**63 else default
 
 
 @dataclass(frozen=True)
@@ -189,7 +187,7 @@ def create_site_app(
     def not_found(_e):
         return render_template("error.html", error_message="Page not found."), 404
 
-    @app.errorhandler(OverflowError)  # an id in the URL past SQLite's 64 bits: no such row
+    @app.errorhandler(OverflowError)  # an id (URL or form) past SQLite's 64 bits: no such row
     def id_out_of_range(_e):
         return render_template("error.html", error_message="Page not found."), 404
 

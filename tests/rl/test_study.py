@@ -1,0 +1,158 @@
+"""`webrl study`: paired statistics, the results table, sharing the start eval, adopting a run,
+and every config a valid loop config (pure functions and small run folders; no training)."""
+
+import json
+
+import pytest
+
+from webrl.cli.main import main
+from webrl.rl.loop_config import LOOP_PRESETS, LoopConfig
+
+
+def test_sign_test_and_paired_outcomes_by_hand():
+    from webrl.eval.study import paired, sign_test
+
+    # 5 won, 0 lost: 2 * (1/2)^5; 3 vs 3 is no evidence; 1 vs 4: 2 * (1 + 5) / 32
+    assert sign_test(5, 0) == 2 / 32 and sign_test(0, 5) == 2 / 32
+    assert sign_test(3, 3) == 1.0 and sign_test(0, 0) == 1.0
+    assert sign_test(1, 4) == 12 / 32
+    # 9 vs 1: 2 * (1 + 10) / 1024
+    assert abs(sign_test(9, 1) - 22 / 1024) < 1e-12
+    start = {1: True, 2: False, 3: False, 4: True, 5: True}
+    final = {1: True, 2: True, 3: False, 4: False, 6: True}  # task 5 / 6: in one eval only, not paired
+    assert paired(start, final) == (1, 1)
+
+
+def test_study_time_left_is_the_mean_run_times_the_runs_left():
+    from webrl.eval.study import eta_note
+
+    assert eta_note([], 5) == "" and eta_note([20.0], 0) == ""
+    assert eta_note([20.0, 30.0], 3) == "; about 75 min left"  # 25 min x 3
+    assert eta_note([25.0], 30) == "; about 12.5 h left"
+
+
+def test_study_table_rounds_once():
+    from webrl.eval.study import format_results, stats
+
+    assert stats([8 / 165])["mean"] == 0.048485 and stats([0.1, 0.3]) == {"mean": 0.2, "std": 0.141421, "n": 2}
+    assert "| 4.8 (n=1) |" in format_results({"digirl": {"all": stats([8 / 165])}})
+    # 0 won, 21 lost: p = 2 / 2^21 = 9.5e-7, kept as a number and shown as a bound, not as "p 0"
+    from webrl.eval.study import _paired_cell, sign_test
+
+    p = float(f"{sign_test(0, 21):.3g}")
+    assert p == 9.54e-07 and _paired_cell({"won": 0, "lost": 21, "p": p}) == "+0 / −21, p < 0.001"
+    assert _paired_cell({"won": 8, "lost": 11, "p": 0.6476}) == "+8 / −11, p 0.65"
+
+
+def test_study_runs_share_the_start_eval(tmp_path):
+    from webrl.cli.study_cmds import share_start_eval
+
+    src, dst = tmp_path / "webrl" / "seed-0", tmp_path / "awr" / "seed-0"
+    ev = src / "phase-000" / "eval"
+    ev.mkdir(parents=True)
+    (ev / "episodes.jsonl").write_text('{"task_id": 0, "success": true}\n')
+    (ev / "summary.json").write_text('{"success_rate": 1.0}\n')
+    assert not share_start_eval(src, dst)  # not finished yet
+    (ev / "done").write_text("")
+    assert share_start_eval(src, dst)
+    got = dst / "phase-000" / "eval"
+    assert sorted(p.name for p in got.iterdir()) == ["done", "episodes.jsonl", "summary.json"]
+    assert (got / "episodes.jsonl").read_text() == (ev / "episodes.jsonl").read_text()
+    assert not share_start_eval(src, dst)  # a run's own eval is never replaced
+
+
+def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
+    from webrl.cli.study_cmds import start_eval_source
+
+    cfg = LoopConfig(init="sft/final", reward="oracle")
+    for name, fields, finished in (("awr", {"init": "other/final"}, True), ("no_kl", {}, False),
+                                   ("webrl", {}, True)):  # fmt: skip
+        run = tmp_path / name / "seed-0"
+        (run / "phase-000" / "eval").mkdir(parents=True)
+        (run / "train_config.json").write_text(json.dumps({**cfg.to_json(), **fields, "seed": 3}))
+        if finished:
+            (run / "phase-000" / "eval" / "done").write_text("")
+    # awr started from another actor, no_kl's start eval is unfinished: webrl's (seed 3) serves seed 0
+    assert start_eval_source(tmp_path, cfg) == tmp_path / "webrl" / "seed-0"
+    assert start_eval_source(tmp_path, LoopConfig(init="sft/final", reward="oracle", eval_max_steps=10)) is None
+    demo = tmp_path / "demo" / "webrl"  # a run outside the study (`--start-eval`) is tried first
+    (demo / "phase-000" / "eval").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(cfg.to_json()))
+    assert start_eval_source(tmp_path, cfg, (demo, tmp_path / "missing")) == tmp_path / "webrl" / "seed-0"
+    (demo / "phase-000" / "eval" / "done").write_text("")
+    assert start_eval_source(tmp_path, cfg, (tmp_path / "missing", demo)) == demo
+
+
+def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):
+    from webrl.cli.study_cmds import adopt_run
+
+    base = {"init": "sft/final", "reward": "oracle"}
+    slots = {tmp_path / "study" / n / f"seed-{s}": LoopConfig(**base, **extra, seed=s)
+             for n, extra in (("webrl", {}), ("beta_10", {"beta": 10.0})) for s in (0, 1)}  # fmt: skip
+    demo = tmp_path / "demo" / "webrl"
+    (demo / "final" / "eval").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=1).to_json()))
+    with pytest.raises(ValueError, match="not a finished"):
+        adopt_run(demo, slots)
+    (demo / "final" / "eval" / "summary.json").write_text("{}")
+    (demo / "final" / "eval" / "done").write_text("")
+    assert adopt_run(demo, slots) == tmp_path / "study" / "webrl" / "seed-1"  # the seed is part of the match
+    assert (tmp_path / "study" / "webrl" / "seed-1" / "final" / "eval" / "done").exists()
+    assert adopt_run(demo, slots) == tmp_path / "study" / "webrl" / "seed-1"  # again: a no-op
+    other = tmp_path / "other"  # the same run with another beta: no slot, and the error says what differs
+    (other / "final").mkdir(parents=True)
+    (other / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=1, beta=2.0).to_json()))
+    (other / "final" / "eval").mkdir()
+    (other / "final" / "eval" / "summary.json").write_text("{}")
+    (other / "final" / "eval" / "done").write_text("")
+    with pytest.raises(ValueError, match="differs in beta"):
+        adopt_run(other, slots)
+    started = tmp_path / "study" / "webrl" / "seed-0"  # a slot with a started run of its own is kept
+    (started / "phase-001").mkdir(parents=True)
+    (demo / "train_config.json").write_text(json.dumps(LoopConfig(**base, seed=0).to_json()))
+    with pytest.raises(ValueError, match="already holds a started run"):
+        adopt_run(demo, slots)
+    # the command refuses before running anything, naming the run
+    args = ["study", "--out", str(tmp_path / "s2"), "--init", "sft/final", "--configs", "webrl", "--seeds", "1"]
+    assert main([*args, "--adopt", str(other)]) == 2
+    assert not (tmp_path / "s2" / "webrl").exists()
+
+
+def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path):
+    from webrl.eval.study import format_results, results
+
+    def final(name, seed, outs):
+        ev = tmp_path / name / f"seed-{seed}" / "final" / "eval"
+        ev.mkdir(parents=True)
+        ev.joinpath("episodes.jsonl").write_text("".join(json.dumps({"task_id": t, "success": ok}) + "\n"
+                                                         for t, ok in outs.items()))  # fmt: skip
+        ev.joinpath("summary.json").write_text(json.dumps({"success_rate": sum(outs.values()) / len(outs)}))
+        ev.joinpath("done").write_text("")
+        (tmp_path / name / f"seed-{seed}" / "train_config.json").write_text("{}")
+
+    final("continued_sft", 0, {1: True, 2: True, 3: False, 4: False})
+    final("continued_sft", 1, {1: True, 2: False, 3: False, 4: False})
+    final("webrl", 0, {1: False, 2: False, 3: True, 4: False})  # vs the bar: +1 (3) / -2 (1, 2)
+    final("webrl", 1, {1: False, 2: True, 3: False, 4: False})  # +1 (2) / -1 (1)
+    final("webrl", 2, {1: True, 2: True, 3: True, 4: True})  # the bar has no seed 2: not paired
+    table = results(tmp_path, ["webrl", "continued_sft"], [0, 1, 2])
+    assert table["webrl"]["vs_bar"] == {"won": 2, "lost": 3, "p": 1.0}
+    assert "vs_bar" not in table["continued_sft"]
+    final("awr", 2, {1: True, 2: True, 3: True, 4: True})  # no seed in common with the bar: "-", not +0 / −0
+    awr = results(tmp_path, ["webrl", "continued_sft", "awr"], [0, 1, 2])["awr"]
+    assert awr["vs_bar"] is None and format_results({"awr": awr}).splitlines()[-1].endswith(", p 1 | - |")
+    header = format_results(table).splitlines()[0]
+    assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft |")
+    assert "| +2 / −3, p 1 |" in format_results(table).split("| webrl |")[1].splitlines()[0]
+    assert "vs_bar" not in results(tmp_path, ["webrl"], [0, 1, 2])["webrl"]  # no bar in the study: no column
+
+
+def test_every_study_config_is_a_valid_loop_config():
+    from webrl.cli.study_cmds import CONFIGS
+
+    base = {**LOOP_PRESETS["cpu"], "init": "x", "orm": "o", "demos": "d.jsonl"}
+    for name, override in CONFIGS.items():
+        cfg = LoopConfig(**{**base, **override})
+        assert all(getattr(cfg, k) == v for k, v in override.items()), name
+    assert LoopConfig(**{**base, **CONFIGS["replay_x4"]}).replay_sample == 4.0 and base["replay_sample"] == 1.0
+    assert LoopConfig(**{**base, **CONFIGS["released"]}).loss == "released"
