@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from webrl.rl.advantages import batch_advantages, mc_returns, webrl_advantages
-from webrl.rl.curriculum_filter import critic_filter
+from webrl.rl.curriculum_filter import critic_filter, phase_selection
 from webrl.rl.losses import (
     actor_loss,
     critic_loss,
@@ -97,6 +97,17 @@ def test_perplexity_window_and_selection():
 
 def test_critic_filter():
     assert critic_filter(torch.tensor([0.01, 0.05, 0.4, 0.75, 0.9])).tolist() == [False, True, True, True, False]
+
+
+def test_phase_selection_samples_the_window_or_tops_up_to_a_full_phase():
+    values = [0.01, 0.05, 0.4, 0.75, 0.9, 0.0]
+    # in the window: 1, 2, 3; the rest by distance to the middle 0.4: 4 (0.5), 0 (0.39), 5 (0.4)
+    assert phase_selection(values, 3, seed=0) == [1, 2, 3]
+    assert phase_selection(values, 5, seed=0) == [1, 2, 3, 0, 5]
+    assert phase_selection(values, 10, seed=0) == [1, 2, 3, 0, 5, 4]  # fewer candidates than the phase
+    two = phase_selection(values, 2, seed=0)
+    assert len(two) == 2 and set(two) <= {1, 2, 3} and two == sorted(two) == phase_selection(values, 2, seed=0)
+    assert phase_selection([0.0] * 8, 4, seed=0) == [0, 1, 2, 3]  # V ≡ 0 (a one-class critic): still a full phase
 
 
 def test_replay_buffer_keeps_successes_only(tmp_path):

@@ -104,6 +104,30 @@ def test_focal_token_loss_hand_checked():
         SFTConfig(focal_gamma=-1.0)
 
 
+def test_step_weight_gives_every_example_of_an_epoch_the_same_weight(tmp_path):
+    from webrl.rl.sft import TrainConfig, fit, step_weight
+
+    assert step_weight(1, 4, 2) == 0.5 and step_weight(3, 4, 2) == 1.5  # 0.5 per example in both batches
+    assert step_weight(2, 6, 3) == 1.0  # equal batches: unscaled
+
+    # through `fit` on a real tiny model: a loss_fn's batch mean reaches backward scaled by step_weight
+    from webrl.models.build import build
+    from webrl.rl.actor import row_logprobs
+
+    model, tok = build(preset("cpu-tiny"))
+    examples = [Example(tuple(range(5, 85)), 70, "long")] + [Example(tuple(range(5, 25)), 15, f"s{i}") for i in range(3)]
+    seen = []
+
+    def loss_fn(model, batch, input_ids, mask, labels, full_forward):
+        loss = -row_logprobs(model, input_ids, mask, labels, full_forward).mean()
+        loss.register_hook(lambda g: seen.append((len(batch), round(g.item(), 6))))  # d(backward's loss)/d(mean)
+        return loss, {}
+
+    cfg = TrainConfig(max_steps=2, max_batch_tokens=80, max_seq_tokens=80, warmup_steps=0, save_minutes=100.0, log_every=1)
+    fit(examples, cfg, model, tok, preset("cpu-tiny"), tmp_path / "fit", "actor", {}, progress=False, loss_fn=loss_fn)
+    assert sorted(seen) == [(1, 0.5), (3, 1.5)]  # 2 batches, 4 examples: each example weighs 0.5
+
+
 def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
     cfg = replace(SFT_PRESETS["cpu-tiny"], limit=2, sites="shop", max_steps=3, save_minutes=0.0)
     torch.set_num_threads(1)

@@ -220,6 +220,7 @@ def train_pool(cfg: LoopConfig) -> list:
 def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:
     """Curriculum from phase-1's failures: generate -> feasibility -> critic filter."""
     from webrl.rl.curriculum import feasible, llm_generate, offline_generate, site_text
+    from webrl.rl.curriculum_filter import phase_selection
     from webrl.sites.world import WorldApp
     from webrl.tasks.family import SeedDB
     from webrl.tasks.schema import load_tasks
@@ -250,14 +251,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
         texts = {s: site_text(db[s]) for s in {t.site for t, _ in cands}}
         ok = [(t, how) for t, how in cands if feasible(t, texts[t.site])]
     values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
-    keep = [i for i, v in enumerate(values) if cfg.critic_lo <= v <= cfg.critic_hi]
-    if len(keep) < cfg.tasks_per_phase // 2:  # too few in the window: top up with the closest to it
-        mid = (cfg.critic_lo + cfg.critic_hi) / 2
-        rest = sorted((i for i in range(len(ok)) if i not in set(keep)), key=lambda i: abs(values[i] - mid))
-        keep += rest[: cfg.tasks_per_phase // 2 - len(keep)]
-    rng = random.Random(cfg.seed + phase)
-    if len(keep) > cfg.tasks_per_phase:
-        keep = sorted(rng.sample(keep, cfg.tasks_per_phase))
+    keep = phase_selection(values, cfg.tasks_per_phase, cfg.seed + phase, cfg.critic_lo, cfg.critic_hi)
     tasks = [replace(ok[i][0], extra={**ok[i][0].extra, "curriculum": ok[i][1], "critic_value": round(values[i], 4)})
              for i in keep]  # fmt: skip
     in_window = sum(cfg.critic_lo <= v <= cfg.critic_hi for v in values)

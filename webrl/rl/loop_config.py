@@ -18,7 +18,7 @@ METRICS = {
     "curriculum/generated": "candidate tasks generated from the failures",
     "curriculum/feasible": "candidates left after the feasibility filter",
     "curriculum/kept": "candidates inside the critic filter's window",
-    "curriculum/used": "tasks rolled out (the kept ones, topped up to half a phase when too few)",
+    "curriculum/used": "tasks rolled out (a sample of the kept ones; topped up with the nearest to the window when too few)",
     "curriculum/mean_value": "mean critic value V(s0, I) of the candidates",
     "buffer/size": "successful trajectories in the replay buffer (all phases)",
     "replay/scored": "replay steps scored by π_ref before the perplexity filter",

@@ -251,6 +251,14 @@ def sft_loss(model, input_ids, attention_mask, labels, full_forward: bool = Fals
     return -logp.mean(), logp.numel()
 
 
+def step_weight(batch_rows: int, n_examples: int, n_batches: int) -> float:
+    """Scale of a batch-mean loss so that every example of an epoch weighs the same: batch rows /
+    mean rows per batch. Length bucketing puts 1 long or 8 short examples in a batch; a plain
+    batch mean would give the long one 8× the weight. Hand-checked: 4 examples in batches of 1 and 3
+    -> 0.5 and 1.5, i.e. 0.5 per example in both."""
+    return batch_rows * n_batches / n_examples
+
+
 def token_loss(logp: torch.Tensor, gamma: float = 0.0) -> torch.Tensor:
     """The training loss over the completion tokens' log-probs `logp` (N,): the mean NLL, or with
     gamma > 0 the focal loss mean_t[-(1 - p_t)^gamma * log p_t] (Lin et al. 2017), the weight
@@ -320,7 +328,9 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     `cfg` is any config with SFTConfig's training fields (lr ... seed); `extra_files` are JSON
     files written into every checkpoint (the settings a checkpoint needs to be used alone).
     `loss_fn(model, batch_examples, input_ids, mask, labels, full_forward) -> (loss, info)`
-    replaces the NLL (the RL actor update); `info` values are averaged into the metrics lines.
+    replaces the NLL (the RL actor update): it returns a mean over its batch's rows, which `fit`
+    scales by `step_weight`, so every step of the epoch weighs the same (eq. 6's expectation over
+    steps, whatever the bucketing); `info` values are averaged into the metrics lines.
     `on_checkpoint(step)` is called after each periodic checkpoint is on disk.
     """
     from accelerate import Accelerator
@@ -385,7 +395,8 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
                 nll = -logp.detach().mean()
             else:
                 loss, info = loss_fn(model, [examples[i] for i in batch_ids], input_ids, mask, labels, full)
-                nll = loss.detach()
+                nll = loss.detach()  # logged unscaled: the batch's mean
+                loss = loss * step_weight(len(schedule.at(step)), len(examples), per_epoch)
         accelerator.backward(loss)
         if cfg.grad_clip:
             accelerator.clip_grad_norm_(params, cfg.grad_clip)
