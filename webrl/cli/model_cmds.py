@@ -52,15 +52,19 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     if args.backend != "http":
         print("error: LLM agents run on --backend http for now", file=sys.stderr)
         return 2
+    if args.workers < 1:
+        print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
     policy, prompt = _policy(args.agent, args)
     sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens)
     out = Path(args.out) if args.out else None
-    summary, _ = run_eval_llm(
-        tasks, policy, prompt, sampling, n_envs=args.envs,
-        env_config=EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits),
-        out_dir=out, progress=not args.no_progress,
-        extra_config={"agent": args.agent, "split": args.split, "seed": args.seed},
-    )  # fmt: skip
+    with _workers(args, policy) as workers:
+        summary, _ = run_eval_llm(
+            tasks, policy, prompt, sampling, n_envs=args.envs,
+            env_config=EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits),
+            out_dir=out, progress=not args.no_progress,
+            extra_config={"agent": args.agent, "split": args.split, "seed": args.seed}, workers=workers,
+        )  # fmt: skip
     print(format_table(summary, title=f"agent={args.agent} split={args.split}"))
     print(format_taxonomy(summary["errors"]))
     print("by oracle steps: " + "  ".join(f"{b}: {v['success_rate'] * 100:.1f}% ({v['episodes']})"
@@ -72,12 +76,44 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _workers(args: argparse.Namespace, policy):
+    """`--workers N` (N > 1): the `Workers` to spread episodes over; for a local checkpoint, the
+    model is served on a loopback port of this process for the time of the run (workers share it)."""
+    if args.workers <= 1:
+        yield None
+        return
+    from webrl.eval.workers import Endpoint, Workers
+
+    executor, address = ("ray", None if args.ray == "local" else args.ray) if args.ray else ("process", None)
+    if args.agent.startswith(("http://", "https://")):
+        yield Workers(args.workers, Endpoint(args.agent, policy.model, args.tokenizer), executor, address)
+        return
+    if address:
+        raise SystemExit("error: --ray ADDRESS with a local checkpoint: its nodes cannot reach a loopback server; "
+                         "serve it where they can (webrl serve-model PATH --host HOST) and pass --agent http://HOST:PORT/v1")
+    from webrl.agent.server import ModelServer
+
+    name = str(Path(args.agent).resolve())  # a local path: each worker loads its tokenizer from it
+    server = ModelServer(policy, name, port=0).start()
+    try:
+        yield Workers(args.workers, Endpoint(server.url, name), executor, address)
+    finally:
+        server.close()
+
+
 def add_eval_args(e: argparse.ArgumentParser) -> None:
     g = e.add_argument_group("LLM agents (--agent PATH or http://HOST:PORT/v1)")
     g.add_argument("--envs", type=int, default=16, help="episodes in flight (one batched generate per round)")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     g.add_argument("--max-new-tokens", type=int, default=128, help="cap on a response's tokens")
+    g.add_argument("--workers", type=int, default=1,
+                   help="worker processes, each with its own sites and --envs episodes in flight, sharing one "
+                        "model: the URL's, or a local checkpoint served on a loopback port for the run")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the --workers as Ray tasks: a local Ray runtime, or the cluster at ADDRESS "
+                        "(pip install 'webrl[dist]'; its nodes need webrl and a route to the model's URL)")
     add_policy_args(g)
 
 

@@ -17,6 +17,7 @@ from webrl.eval.runner import read_episodes
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import by_step_bucket, taxonomy
 from webrl.eval.wallclock import WallClock
+from webrl.eval.workers import Chunk, Workers, run_distributed
 from webrl.files import write_json_atomic, write_jsonl_atomic
 from webrl.sites.world import WorldApp
 from webrl.tasks.schema import Task
@@ -55,9 +56,12 @@ def run_eval_llm(
     keep_obs: bool = True,
     extra_config: dict | None = None,
     on_record=None,
+    workers: Workers | None = None,
 ) -> tuple[dict, list[dict]]:
     """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`
-    (episodes are appended as they finish; `on_record(rec)` is called after each is written)."""
+    (episodes are appended as they finish; `on_record(rec)` is called after each is written).
+    With `workers` (n > 1) the episodes run in worker processes against `workers.endpoint`
+    (eval/workers.py), `n_envs` in flight in each; `policy` then only names the agent."""
     prompt = prompt or PromptConfig()
     sampling = sampling or SamplingParams()
     env_config = env_config or EnvConfig()
@@ -70,15 +74,17 @@ def run_eval_llm(
         done = read_episodes(path)
         config = {"env": env_config.__dict__, "tasks": len(tasks), "n_envs": n_envs, "policy": policy.name,
                   "fingerprint": getattr(policy, "fingerprint", None), "prompt": prompt.__dict__,
-                  "sampling": sampling.__dict__, **(extra_config or {})}  # fmt: skip
+                  "sampling": sampling.__dict__, **(extra_config or {}),
+                  **({"workers": {"n": workers.n, "executor": workers.executor}} if workers else {})}  # fmt: skip
         if done:
             check_resume(out_dir / "config.json", json.loads(json.dumps(config, default=list)))
         write_jsonl_atomic(path, done)  # drop a torn line
         write_json_atomic(out_dir / "config.json", config, default=list)
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]
-    world = WorldApp()
-    envs = [WebEnv(env_config, world) for _ in range(max(1, min(n_envs, len(todo))))]
+    distributed = workers is not None and workers.n > 1
+    world = None if distributed else WorldApp()
+    envs = [] if distributed else [WebEnv(env_config, world) for _ in range(max(1, min(n_envs, len(todo))))]
     bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, leave=False)
     records = list(done)
 
@@ -94,7 +100,11 @@ def run_eval_llm(
         bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
 
     try:
-        run_batched(todo, envs, policy, prompt, sampling, keep_obs=keep_obs, on_episode=on_episode)
+        if distributed:
+            template = Chunk(workers.endpoint, (), prompt, sampling, env_config, n_envs, keep_obs)
+            run_distributed(todo, template, workers, on_episode)
+        else:
+            run_batched(todo, envs, policy, prompt, sampling, keep_obs=keep_obs, on_episode=on_episode)
     finally:
         bar.close()
         for env in envs:

@@ -1,0 +1,107 @@
+"""Episodes over worker processes sharing one served model (eval/workers.py): a real tiny model
+behind `webrl serve-model`'s server on loopback, real spawned processes, a real local Ray."""
+
+import json
+import socket
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from webrl.agent.local_policy import LocalPolicy, SamplingParams  # noqa: E402
+from webrl.agent.server import ModelServer, ServerLimits  # noqa: E402
+from webrl.env.web_env import EnvConfig  # noqa: E402
+from webrl.eval.llm import run_eval_llm  # noqa: E402
+from webrl.eval.workers import Endpoint, Workers, chunk_size  # noqa: E402
+from webrl.tasks.splits import load_split  # noqa: E402
+
+SAMPLING = SamplingParams(max_new_tokens=8)
+ENV = EnvConfig(max_steps=2)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A cpu-tiny checkpoint on disk (workers load its tokenizer) served one prompt per forward pass,
+    so a response never depends on which requests it was batched with."""
+    from webrl.models.build import build, load_checkpoint, save_checkpoint
+    from webrl.models.config import preset
+
+    ckpt = tmp_path_factory.mktemp("ck") / "tiny"
+    model, tok = build(preset("cpu-tiny"))
+    save_checkpoint(model, tok, preset("cpu-tiny"), ckpt)
+    model, tok, _ = load_checkpoint(ckpt)
+    policy = LocalPolicy(model, tok)
+    server = ModelServer(policy, str(ckpt), port=0, limits=ServerLimits(max_batch=1)).start()
+    yield server, policy, ckpt
+    server.close()
+
+
+def _tasks(n=6):
+    return [t for t in load_split("test") if t.site in ("shop", "forum")][:n]
+
+
+def _outcome(records):
+    return {str(r["task_id"]): (r["success"], r["n_steps"], [s["response"] for s in r["steps"]]) for r in records}
+
+
+def test_chunk_size_hand_checked():
+    assert chunk_size(100, 2, 16) == 50  # half each: under 4 rounds of 16 envs (64)
+    assert chunk_size(1000, 2, 16) == 64  # capped at 4 rounds of a worker's envs
+    assert chunk_size(3, 8, 16) == 1  # fewer tasks than workers: one each
+    with pytest.raises(ValueError, match="executor"):
+        Workers(2, Endpoint("http://127.0.0.1:1/v1"), executor="threads")
+
+
+def test_process_workers_give_the_in_process_results_and_resume(served, tmp_path):
+    server, policy, ckpt = served
+    tasks = _tasks()
+    local, local_records = run_eval_llm(tasks, policy, sampling=SAMPLING, n_envs=1, env_config=ENV, progress=False)
+    workers = Workers(2, Endpoint(server.url, str(ckpt)))
+    out = tmp_path / "eval"
+    run_eval_llm(tasks[:2], policy, sampling=SAMPLING, n_envs=1, env_config=ENV, out_dir=out, progress=False,
+                 workers=workers)  # fmt: skip
+    summary, records = run_eval_llm(tasks, policy, sampling=SAMPLING, n_envs=1, env_config=ENV, out_dir=out,
+                                    progress=False, workers=workers)  # resumes: the other 4 tasks  # fmt: skip
+    lines = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(str(r["task_id"]) for r in lines) == sorted(str(t.task_id) for t in tasks)  # each once
+    assert _outcome(records) == _outcome(local_records)  # greedy: the same episodes as in one process
+    assert summary["episodes"] == local["episodes"] == 6 and summary["success_rate"] == local["success_rate"]
+    assert json.loads((out / "config.json").read_text())["workers"] == {"n": 2, "executor": "process"}
+
+
+def test_a_worker_that_cannot_reach_the_model_names_its_tasks(served, tmp_path):
+    _, policy, ckpt = served
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    tasks = _tasks(2)
+    with pytest.raises(RuntimeError, match=f"rollout worker failed on a chunk of 1 tasks starting at task "
+                                           f"({tasks[0].task_id}|{tasks[1].task_id})"):  # fmt: skip
+        run_eval_llm(tasks, policy, sampling=SAMPLING, n_envs=1, env_config=ENV, out_dir=tmp_path / "e",
+                     progress=False, workers=Workers(2, Endpoint(dead, str(ckpt))))  # fmt: skip
+    assert (tmp_path / "e" / "episodes.jsonl").read_text() == ""  # nothing half-written
+
+
+def test_ray_workers_give_the_in_process_results(served):
+    pytest.importorskip("ray")
+    server, policy, ckpt = served
+    tasks = _tasks(4)
+    _, local_records = run_eval_llm(tasks, policy, sampling=SAMPLING, n_envs=1, env_config=ENV, progress=False)
+    _, records = run_eval_llm(tasks, policy, sampling=SAMPLING, n_envs=1, env_config=ENV, progress=False,
+                              workers=Workers(2, Endpoint(server.url, str(ckpt)), executor="ray"))  # fmt: skip
+    assert _outcome(records) == _outcome(local_records)
+
+
+def test_cli_workers_serve_a_local_checkpoint(served, tmp_path, capsys):
+    from webrl.cli.main import main
+
+    _, _, ckpt = served
+    out = tmp_path / "cli"
+    args = ["eval", "--agent", str(ckpt), "--split", "test", "--sites", "forum", "--limit", "3", "--max-steps", "2",
+            "--max-new-tokens", "8", "--envs", "1", "--workers", "2", "--out", str(out), "--json", "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["episodes"] == 3 and len((out / "episodes.jsonl").read_text().splitlines()) == 3
+    assert main(args[:-6] + ["--workers", "0"]) == 2
