@@ -143,6 +143,8 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "ORM checkpoint" in capsys.readouterr().err
     assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--temperature", "-1"]) == 2
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
+    assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--workers", "0"]) == 2
+    assert "workers must be >= 1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="--demos"):
         LoopConfig(init="x", reward="oracle", method="sft")
     with pytest.raises(ValueError, match="eval_split"):
@@ -389,7 +391,8 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
 
 def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
     """The `gpu` presets' shape on cpu-tiny: no LoRA, every weight trained. Phase 2's curriculum
-    scores its tasks with phase 1's critic, whose backbone is then a whole checkpoint."""
+    scores its tasks with phase 1's critic, whose backbone is then a whole checkpoint. Rollouts and
+    evals run in 2 worker processes against the actor served on loopback."""
     from webrl.models.build import build, save_checkpoint
     from webrl.models.config import TINY, ModelConfig
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
@@ -397,8 +400,12 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
     mcfg = ModelConfig(base=TINY, autocast_bf16=False, lora=None)
     model, tok = build(mcfg)
     save_checkpoint(model, tok, mcfg, tmp_path / "init")
-    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(tmp_path / "init"), "reward": "oracle"})
+    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(tmp_path / "init"), "reward": "oracle", "workers": 2})
     line = train(cfg, tmp_path / "run", progress=False)
     assert line["phase"] == 2 and "curriculum/generated" in line
+    for folder in ("phase-001/rollouts", "phase-002/rollouts", "phase-002/eval"):  # over 2 worker processes
+        config = json.loads((tmp_path / "run" / folder / "config.json").read_text())
+        assert config["workers"] == {"n": 2, "executor": "process"}, folder
+        assert len((tmp_path / "run" / folder / "episodes.jsonl").read_text().splitlines()) == config["tasks"]
     actor = tmp_path / "run" / "phase-002" / "actor" / "final"
     assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()

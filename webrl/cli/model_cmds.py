@@ -92,14 +92,10 @@ def _workers(args: argparse.Namespace, policy):
     if address:
         raise SystemExit("error: --ray ADDRESS with a local checkpoint: its nodes cannot reach a loopback server; "
                          "serve it where they can (webrl serve-model PATH --host HOST) and pass --agent http://HOST:PORT/v1")
-    from webrl.agent.server import ModelServer
+    from webrl.eval.workers import served_workers
 
-    name = str(Path(args.agent).resolve())  # a local path: each worker loads its tokenizer from it
-    server = ModelServer(policy, name, port=0).start()
-    try:
-        yield Workers(args.workers, Endpoint(server.url, name), executor, address)
-    finally:
-        server.close()
+    with served_workers(policy, args.workers, str(Path(args.agent).resolve()), executor) as workers:
+        yield workers
 
 
 def add_eval_args(e: argparse.ArgumentParser) -> None:

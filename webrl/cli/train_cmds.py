@@ -22,7 +22,8 @@ def loop_config(args: argparse.Namespace):
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma, "orm_threshold": args.orm_threshold, "generator": args.generator,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
-             "replay_ratio": args.replay_ratio}  # fmt: skip
+             "replay_ratio": args.replay_ratio, "workers": args.workers,
+             "executor": "ray" if args.ray else None}  # fmt: skip
     fields.update({k: v for k, v in given.items() if v is not None})
     if args.ppl_window is not None:  # "inf" as 1e9: train_config.json stays standard JSON
         fields["ppl_lo"], fields["ppl_hi"] = (min(x, 1e9) for x in args.ppl_window)
@@ -117,6 +118,10 @@ def add_commands(sub) -> None:
     t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
     t.add_argument("--no-final-eval", action="store_true", help="skip the whole-split eval of the final actor")
     t.add_argument("--envs", type=int, default=None, help="parallel envs")
+    t.add_argument("--workers", type=int, default=None,
+                   help="worker processes for rollouts and evals (--envs each), sharing the actor served on a "
+                        "loopback port (default 1: all in this process)")
+    t.add_argument("--ray", action="store_true", help="run the --workers as tasks on a local Ray runtime")
     t.add_argument("--seed", type=int, default=None, help="seed")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide progress bars")

@@ -16,8 +16,9 @@ changes the draws: distributed rollouts are reproducible in distribution, not ep
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from webrl.agent.local_policy import SamplingParams
@@ -66,6 +67,24 @@ class Chunk:
     env: EnvConfig
     n_envs: int
     keep_obs: bool = True
+
+
+@contextlib.contextmanager
+def served_workers(policy, n: int, tokenizer: str, executor: str = "process", name: str = "") -> Iterator[Workers | None]:
+    """`n` workers against `policy` (a `LocalPolicy`) served on a loopback port for the block; None
+    when n <= 1 (the caller runs in-process). `tokenizer`: a local directory with the model's
+    tokenizer, which the workers load; `name`: the served model id (default: that directory)."""
+    if n <= 1:
+        yield None
+        return
+    from webrl.agent.server import ModelServer
+
+    name = name or tokenizer
+    server = ModelServer(policy, name, port=0).start()
+    try:
+        yield Workers(n, Endpoint(server.url, name, tokenizer), executor)
+    finally:
+        server.close()
 
 
 def chunk_size(n_tasks: int, workers: int, n_envs: int) -> int:

@@ -311,6 +311,7 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     from webrl.env.web_env import EnvConfig
     from webrl.eval.llm import run_eval_llm
     from webrl.eval.runner import read_episodes
+    from webrl.eval.workers import served_workers
     from webrl.models.lora import adapters_merged
 
     out = pdir / "rollouts"
@@ -325,10 +326,11 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
         stages.tick()
         _fault(f"rollout:{count['n']}")
 
-    with adapters_merged(model):  # forward-only: merged adapters are ~3x faster on CPU
+    # forward-only: merged adapters are ~3x faster on CPU; with workers, served on loopback for the stage
+    with adapters_merged(model), served_workers(policy, cfg.workers, cfg.init, cfg.executor, "actor") as workers:
         _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=cfg.temperature), n_envs=cfg.envs,
                                   env_config=EnvConfig(max_steps=cfg.rollout_max_steps), out_dir=out,
-                                  progress=progress, on_record=on_episode)  # fmt: skip
+                                  progress=progress, on_record=on_episode, workers=workers)  # fmt: skip
     model.train()
     stages.mark("rollout", {"episodes": len(records)})
     return records
@@ -528,14 +530,16 @@ def evaluate(cfg: LoopConfig, actor: str, tasks: list, pdir: Path, prompt, progr
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.env.web_env import EnvConfig
     from webrl.eval.llm import run_eval_llm
+    from webrl.eval.workers import served_workers
 
     out = pdir / folder
     if (out / "summary.json").exists() and (out / "done").exists():
         return json.loads((out / "summary.json").read_text())
     policy = LocalPolicy.from_checkpoint(actor, max_batch_tokens=cfg.max_batch_tokens)
-    summary, _ = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=0.0), n_envs=cfg.envs,
-                              env_config=EnvConfig(max_steps=cfg.eval_max_steps), out_dir=out, progress=progress,
-                              extra_config={"actor": actor})  # fmt: skip
+    with served_workers(policy, cfg.workers, actor, cfg.executor) as workers:
+        summary, _ = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=0.0), n_envs=cfg.envs,
+                                  env_config=EnvConfig(max_steps=cfg.eval_max_steps), out_dir=out, progress=progress,
+                                  extra_config={"actor": actor}, workers=workers)  # fmt: skip
     (out / "done").write_text("")
     print(f"   {folder}: success {summary['success_rate']:.3f} on {summary['episodes']} tasks "
           + " ".join(f"{s} {v['success_rate']:.2f}" for s, v in summary.get("per_site", {}).items()), flush=True)

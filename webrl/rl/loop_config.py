@@ -84,6 +84,12 @@ class LoopConfig:
     rollout_max_steps: int = field(default=12, metadata={"help": "steps before a rollout is truncated"})
     eval_max_steps: int = field(default=30, metadata={"help": "steps before an eval episode is truncated"})
     envs: int = field(default=16, metadata={"help": "parallel envs (episodes in one batched generate)"})
+    workers: int = field(
+        default=1,
+        metadata={"help": "worker processes for rollouts and evals, each with `envs` episodes in flight, sharing the "
+                  "actor served on a loopback port (1 = all in this process; eval/workers.py)"},
+    )
+    executor: str = field(default="process", metadata={"help": "workers as local processes, or Ray tasks (ray)"})
     eval_split: str = field(default="test", metadata={"help": "split for the per-phase and final evals"})
     eval_subset: int = field(default=48, metadata={"help": "per-phase eval tasks, site-stratified (0 = all)"})
     final_eval: bool = field(default=True, metadata={"help": "evaluate the final actor on the whole eval split"})
@@ -106,6 +112,9 @@ class LoopConfig:
             raise ValueError(f"LoopConfig.gamma (γ of eq. 9) must be in (0, 1], got {self.gamma}")
         if not 0.0 < self.orm_threshold < 1.0:
             raise ValueError(f"LoopConfig.orm_threshold must be in (0, 1), got {self.orm_threshold}")
+        if self.workers < 1 or self.executor not in ("process", "ray"):
+            raise ValueError(f"LoopConfig.workers must be >= 1 and executor 'process' or 'ray', got {self.workers} "
+                             f"and {self.executor!r}")  # fmt: skip
         if self.reward not in ("orm", "oracle"):
             raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
         if self.reward == "orm" and not self.orm:
