@@ -104,6 +104,8 @@ class Batcher:
 
     def close(self) -> None:
         self.q.put(None)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=60)  # the generate in flight finishes before the interpreter may exit
 
     def _loop(self) -> None:
         while True:
@@ -285,11 +287,15 @@ class ModelServer:
     """The app on a threaded WSGI server; `start()` runs it in the background (tests), `serve_forever()` blocks."""
 
     def __init__(self, policy: LocalPolicy, model_name: str, host: str = "127.0.0.1", port: int = 8000,
-                 limits: ServerLimits | None = None):  # fmt: skip
-        from werkzeug.serving import make_server
+                 limits: ServerLimits | None = None, access_log: bool = True):  # fmt: skip
+        from werkzeug.serving import WSGIRequestHandler, make_server
+
+        class Quiet(WSGIRequestHandler):
+            def log_request(self, *args, **kwargs) -> None:  # errors are still logged
+                pass
 
         self.app = create_app(policy, model_name, limits)
-        self.server = make_server(host, port, self.app, threaded=True)
+        self.server = make_server(host, port, self.app, threaded=True, request_handler=None if access_log else Quiet)
         self.host, self.port = host, self.server.server_port
         self._thread: threading.Thread | None = None
 
@@ -307,4 +313,5 @@ class ModelServer:
 
     def close(self) -> None:
         self.server.shutdown()
+        self.server.server_close()
         self.app.batcher.close()  # type: ignore[attr-defined]

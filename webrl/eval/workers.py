@@ -80,7 +80,7 @@ def served_workers(policy, n: int, tokenizer: str, executor: str = "process", na
     from webrl.agent.server import ModelServer
 
     name = name or tokenizer
-    server = ModelServer(policy, name, port=0).start()
+    server = ModelServer(policy, name, port=0, access_log=False).start()
     try:
         yield Workers(n, Endpoint(server.url, name, tokenizer), executor)
     finally:
