@@ -140,7 +140,10 @@ class _ProcessPool:
         return handle.result()
 
     def close(self, failed: bool) -> None:
-        self.pool.shutdown(wait=not failed, cancel_futures=True)
+        if failed:  # a failed or interrupted run: stop the chunks in flight (their episodes are not kept)
+            for proc in list(getattr(self.pool, "_processes", {}).values()):  # no public way before 3.14
+                proc.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _RayPool:
