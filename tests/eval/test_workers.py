@@ -1,6 +1,7 @@
 """Episodes over worker processes sharing one served model (eval/workers.py): a real tiny model
 behind `webrl serve-model`'s server on loopback, real spawned processes, a real local Ray."""
 
+import importlib.util
 import json
 import socket
 
@@ -105,13 +106,16 @@ def test_cli_workers_serve_a_local_checkpoint_and_exit_cleanly(served, tmp_path,
     _, _, ckpt = served
     args = ["eval", "--agent", str(ckpt), "--split", "test", "--sites", "forum", "--limit", "3", "--max-steps", "2",
             "--max-new-tokens", "8", "--envs", "1", "--workers", "2", "--json", "--no-progress"]  # fmt: skip
-    for k in range(2):
+    ray = importlib.util.find_spec("ray") is not None
+    for k, extra in enumerate([[], ["--ray"] if ray else []]):  # the second as Ray tasks, where Ray is installed
         out = tmp_path / f"cli{k}"
-        done = subprocess.run([sys.executable, "-m", "webrl.cli.main", *args, "--out", str(out)], capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "webrl.cli.main", *args, *extra, "--out", str(out)],
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         summary = json.loads(done.stdout.strip().splitlines()[-1])
         assert summary["episodes"] == 3 and len((out / "episodes.jsonl").read_text().splitlines()) == 3
         assert "POST /v1/completions" not in done.stderr  # the embedded server keeps no access log
+        executor = json.loads((out / "config.json").read_text())["workers"]["executor"]
+        assert executor == ("ray" if extra else "process")
     assert main(args[:-4] + ["--workers", "0"]) == 2
     assert "--workers must be >= 1" in capsys.readouterr().err
