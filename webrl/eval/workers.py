@@ -10,8 +10,9 @@ concurrent requests of all workers. The driver writes each chunk's episodes as t
 finishes, so a killed run loses at most the chunks in flight, which a resume runs again.
 
 Sampling at temperature > 0 is seeded on the server, so which worker's request comes first
-changes the draws: distributed rollouts are reproducible in distribution, not episode by episode
-(greedy evaluation is exact).
+changes the draws: distributed rollouts are reproducible in distribution, not episode by episode.
+Greedy evaluation is exact when the server runs one prompt per forward pass; batched with other
+workers' prompts, padding can flip a near-tie (README, "Serving").
 """
 
 from __future__ import annotations
