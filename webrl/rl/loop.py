@@ -51,8 +51,6 @@ from webrl.tasks.splits import load_eval_tasks
 # --- small helpers ------------------------------------------------------------------------
 
 
-
-
 def phase_seed(seed: int, pdir: Path) -> int:
     """The seed of a phase's own random draws (rollout sampling, replay and demonstration samples):
     the run's seed + 1000 × the phase number of `pdir` ("phase-002" -> 2; 0 for another name), so

@@ -377,8 +377,8 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     line: dict = {}
     schedule = EpochBatches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed)
     while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
-        batch_ids = schedule.at(step)
-        batch_ids = batch_ids[accelerator.process_index :: accelerator.num_processes] or batch_ids[:1]
+        whole = schedule.at(step)  # the global batch; this process trains its share of it
+        batch_ids = whole[accelerator.process_index :: accelerator.num_processes] or whole[:1]
         t0, c0 = time.perf_counter(), time.process_time()
         input_ids, mask, labels = (t.to(accelerator.device) for t in batch_tensors([examples[i] for i in batch_ids], pad_id))
         lr = lr_at(cfg, step, total, elapsed)
@@ -396,7 +396,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
             else:
                 loss, info = loss_fn(model, [examples[i] for i in batch_ids], input_ids, mask, labels, full)
                 nll = loss.detach()  # logged unscaled: the batch's mean
-                loss = loss * step_weight(len(schedule.at(step)), len(examples), per_epoch)
+                loss = loss * step_weight(len(whole), len(examples), per_epoch)
         accelerator.backward(loss)
         if cfg.grad_clip:
             accelerator.clip_grad_norm_(params, cfg.grad_clip)

@@ -82,6 +82,7 @@ def int_arg(name: str, default: int = 1, lo: int = 1, hi: int = 10_000) -> int:
 
 
 def form_int(name: str, default: int | None = None) -> int | None:
+    """A form field as an int, else `default` (one past SQLite's 64 bits: the OverflowError handler)."""
     try:
         return int(request.form.get(name, ""))
     except ValueError:
