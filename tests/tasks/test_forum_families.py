@@ -4,43 +4,31 @@ and held-out slot values never cross between the train and test splits."""
 from __future__ import annotations
 
 import pytest
-from support import play
+from family_checks import (
+    check_deterministic,
+    check_held_out,
+    check_instances,
+    check_oracle_and_wrong_ending,
+    check_registry,
+)
 
-from webrl.env.web_env import WebEnv
 from webrl.sites import forum as forum_site
 from webrl.sites.forum.data import BODY_SENTENCES, COMMENT_SENTENCES
-from webrl.tasks import forum
-from webrl.tasks.family import SeedDB, holdout
+from webrl.tasks.forum import FAMILIES
 from webrl.tasks.forum.base import NEW_BODIES, NEW_COMMENTS, NEW_EDITS
 from webrl.tasks.forum.info import UserKarma
-from webrl.tasks.schema import task_from_json
 
-SEEDS = {"train": range(3), "test": range(2)}
-
-
-@pytest.fixture(scope="module")
-def env() -> WebEnv:
-    from webrl.sites.world import WorldApp
-
-    return WebEnv(world=WorldApp({"forum": forum_site.SPEC}))
-
-
-@pytest.fixture(scope="module")
-def db(env) -> SeedDB:
-    return SeedDB(env.world.store.snapshot)
-
+SITES = {"forum": forum_site.SPEC}
 
 
 def test_family_registry_shape():
-    fams = forum.FAMILIES
-    assert len(fams) >= 12
-    assert len({f.name for f in fams}) == len(fams)
-    ids = [f.template_id for f in fams]
-    assert len(set(ids)) == len(ids) and all(200 <= i <= 299 for i in ids)
-    assert {f.kind for f in fams} == {"info", "nav", "state", "multi", "infeasible"}
-    for f in fams:
-        assert f.start_url.startswith("__FORUM__/")
+    check_registry(FAMILIES, "forum.", range(200, 300), "__FORUM__/", at_least=12)
+    for f in FAMILIES:
         assert f.require_login == (f.kind in ("state", "multi")), f.name
+
+
+def test_instances_are_valid_task_json_with_a_spread_of_difficulty(db):
+    check_instances(FAMILIES, db, "__FORUM__/", spread=(2, 10))
 
 
 def test_written_content_is_new():
@@ -49,33 +37,21 @@ def test_written_content_is_new():
     assert not seeded & set(NEW_BODIES + NEW_COMMENTS + NEW_EDITS)
 
 
-@pytest.mark.parametrize("fam", forum.FAMILIES, ids=lambda f: f.name)
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
 def test_oracle_solves_and_wrong_ending_fails(env, db, fam):
-    for split, seeds in SEEDS.items():
-        for seed in seeds:
-            task = fam.make(db, seed, split)
-            assert task_from_json(task.to_json()).eval == task.eval
-            reward, actions = play(env, task, fam.oracle)
-            assert reward == 1.0, f"oracle failed: {task.intent}"
-            assert len(actions) <= 30
-            wrong, _ = play(env, task, fam.wrong_ending)
-            assert wrong == 0.0, f"wrong ending scored {wrong}: {task.intent}"
+    check_oracle_and_wrong_ending(env, db, fam, per_split=2)
 
 
-@pytest.mark.parametrize("fam", forum.FAMILIES, ids=lambda f: f.name)
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
 def test_held_out_slots_never_cross_splits(db, fam):
-    values = {
-        split: {
-            str(fam.make(db, seed, split).instantiation_dict[fam.held_out]) for seed in range(12)
-        }
-        for split in ("train", "test")
-    }
-    assert values["train"].isdisjoint(values["test"])
-    for split, vals in values.items():
-        assert all(holdout(v) == split for v in vals), (fam.name, split)
+    check_held_out(db, fam)
 
 
-def test_answers_follow_the_state(env, db):
+def test_make_is_deterministic(db):
+    check_deterministic(FAMILIES, db)
+
+
+def test_answers_follow_the_state(db):
     """Reference answers come from the seed data, not constants."""
     task = UserKarma().make(db, 0, "train")
     user = task.instantiation_dict["user"]

@@ -3,92 +3,37 @@
 from __future__ import annotations
 
 import pytest
-from support import play
+from family_checks import (
+    check_deterministic,
+    check_held_out,
+    check_instances,
+    check_oracle_and_wrong_ending,
+    check_registry,
+)
 
-from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.sites import shop
-from webrl.sites.world import WorldApp
-from webrl.tasks.family import InfeasibleSlots, SeedDB, holdout
-from webrl.tasks.schema import task_from_json
 from webrl.tasks.shop import FAMILIES
 
-SEEDS = range(3)
-
-
-@pytest.fixture(scope="module")
-def world() -> WorldApp:
-    return WorldApp({"shop": shop.SPEC})
-
-
-@pytest.fixture(scope="module")
-def db(world) -> SeedDB:
-    return SeedDB(world.store.snapshot)
-
-
-@pytest.fixture(scope="module")
-def env(world):
-    e = WebEnv(EnvConfig(), world=world)
-    yield e
-    e.close()
-
-
-def instances(fam, db, split, seeds=SEEDS):
-    out = []
-    for seed in seeds:
-        try:
-            out.append(fam.make(db, seed, split))
-        except InfeasibleSlots:
-            continue
-    return out
-
+SITES = {"shop": shop.SPEC}
 
 
 def test_families_are_well_formed():
-    assert len(FAMILIES) >= 12
-    names = [f.name for f in FAMILIES]
-    ids = [f.template_id for f in FAMILIES]
-    assert len(set(names)) == len(names) and len(set(ids)) == len(ids)
-    assert all(n.startswith("shop.") for n in names) and all(100 <= i <= 199 for i in ids)
-    assert {f.kind for f in FAMILIES} == {"info", "nav", "state", "multi", "infeasible"}
+    check_registry(FAMILIES, "shop.", range(100, 200), "__SHOP__/", at_least=12)
 
 
 def test_instances_are_valid_task_json_with_a_spread_of_difficulty(db):
-    tasks = [t for fam in FAMILIES for t in instances(fam, db, "train", range(2))]
-    for t in tasks:
-        assert task_from_json(t.to_json()) == t
-        assert t.start_url.startswith("__SHOP__/") and "{" not in t.intent
-        if t.extra.get("answer") is not None:
-            assert t.extra["answer"] != t.extra.get("wrong")
-    levels = [t.difficulty for t in tasks]
-    assert min(levels) <= 2 and max(levels) >= 15
+    check_instances(FAMILIES, db, "__SHOP__/", spread=(2, 15))
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
 def test_oracle_solves_and_wrong_ending_fails(fam, db, env):
-    tasks = instances(fam, db, "train") + instances(fam, db, "test")
-    assert len(tasks) >= 3, f"{fam.name}: too few feasible instances"
-    for task in tasks:
-        reward, actions = play(env, task, fam.oracle)
-        assert reward == 1.0, (task.intent, actions)
-        assert len(actions) <= 30
-        reward, actions = play(env, task, fam.wrong_ending)
-        assert reward == 0.0, (task.intent, actions)
+    check_oracle_and_wrong_ending(env, db, fam, per_split=2)
 
 
 @pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
 def test_test_split_slot_values_never_appear_in_train(fam, db):
-    train = instances(fam, db, "train", range(40))
-    test = instances(fam, db, "test", range(40))
-    assert train and test, f"{fam.name}: a split has no instances"
-    for slot in fam.held_out:
-        train_values = {t.instantiation_dict[slot] for t in train}
-        test_values = {t.instantiation_dict[slot] for t in test}
-        assert not train_values & test_values, slot
-        assert {holdout(v) for v in test_values} == {"test"}
-        assert {holdout(v) for v in train_values} == {"train"}
+    check_held_out(db, fam)
 
 
 def test_make_is_deterministic(db):
-    for fam in FAMILIES:
-        a, b = instances(fam, db, "test", [7]), instances(fam, db, "test", [7])
-        assert a == b
+    check_deterministic(FAMILIES, db)

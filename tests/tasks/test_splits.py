@@ -6,20 +6,8 @@ from webrl.agent.policies import OracleAgent, RandomAgent
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.eval.oracle import split_stats, with_measured_difficulty
 from webrl.eval.runner import run_eval
-from webrl.sites.world import WorldApp
-from webrl.tasks.family import SeedDB
 from webrl.tasks.registry import site_families
 from webrl.tasks.splits import TEST_COUNTS, build_split, instances, load_split
-
-
-@pytest.fixture(scope="module")
-def world():
-    return WorldApp()
-
-
-@pytest.fixture(scope="module")
-def db(world):
-    return SeedDB(world.store.snapshot)
 
 
 @pytest.mark.parametrize("split", ["test", "train"])

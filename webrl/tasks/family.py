@@ -123,6 +123,7 @@ class TaskFamily:
     kind: ClassVar[str]  # info | nav | state | multi | infeasible
     start_url: ClassVar[str]  # "__SHOP__/"
     require_login: ClassVar[bool] = True
+    held_out: ClassVar[tuple[str, ...]] = ()  # slots whose values never cross the train/test split
 
     def sample(self, db: SeedDB, rng: random.Random, split: str) -> dict[str, Any]:
         """Slot values for the template (held-out values only for `split`)."""

@@ -292,12 +292,12 @@ def pages_to(index: int, per_page: int = COMMITS_PER_PAGE) -> int:
 
 
 class CodeFamily(TaskFamily):
-    """A code-site task family; `held_out` names the slot split between train and test."""
+    """A code-site task family; `held_out` names the slot whose values never cross the split."""
 
     sites: ClassVar[tuple[str, ...]] = ("code",)
     start_url: ClassVar[str] = "__CODE__/"
     require_login: ClassVar[bool] = True  # GitLab tasks run signed in, as in WebArena
-    held_out: ClassVar[str] = "project"
+    held_out: ClassVar[tuple[str, ...]] = ("project",)
 
     def answer(self, task) -> str:
         return task.extra["answer"]

@@ -63,7 +63,7 @@ class CreateIssue(CodeFamily):
     template = 'Create an issue in {project} titled "{title}" with the description "{description}" and the label {label}.'
     template_id = 440
     kind = "state"
-    held_out = "title"
+    held_out = ("title",)
 
     def sample(self, db, rng, split):
         p = rng.choice(projects(db))
@@ -98,7 +98,7 @@ class IssueStateChange(CodeFamily):
     """Close an open issue (or reopen a closed one) in a project where the user may."""
 
     kind = "state"
-    held_out = "title"
+    held_out = ("title",)
     close: ClassVar[bool] = True
 
     def sample(self, db, rng, split):
@@ -152,7 +152,7 @@ class CommentOnIssue(CodeFamily):
     template = 'Comment "{comment}" on the issue "{title}" in {project}.'
     template_id = 443
     kind = "state"
-    held_out = "title"
+    held_out = ("title",)
 
     def sample(self, db, rng, split):
         i = pick(
@@ -191,7 +191,7 @@ class AssignIssue(CodeFamily):
     template = 'Assign the issue "{title}" in {project} to {user}.'
     template_id = 448
     kind = "state"
-    held_out = "title"
+    held_out = ("title",)
 
     def sample(self, db, rng, split):
         rows = [i for p in managed(db, "Reporter") if len(members_of(db, p["id"])) >= 3
@@ -231,7 +231,7 @@ class CommentOnMergeRequest(CodeFamily):
     template = 'Comment "{comment}" on the merge request "{title}" in {project}.'
     template_id = 450
     kind = "state"
-    held_out = "title"
+    held_out = ("title",)
 
     def rows(self, db) -> list:
         visible = {p["id"]: p["path"] for p in projects(db)}

@@ -70,7 +70,7 @@ class MissingIssueAssignee(CodeFamily):
     template = 'Who is assigned to the issue "{title}" in {project}?'
     template_id = 481
     kind = "infeasible"
-    held_out = "title"
+    held_out = ("title",)
 
     def sample(self, db, rng, split):
         p = rng.choice(projects(db))
@@ -105,7 +105,7 @@ class MissingCommit(CodeFamily):
     template = "What is the message of the commit that {user} made on {date} in {project}?"
     template_id = 482
     kind = "infeasible"
-    held_out = "user"
+    held_out = ("user",)
 
     def candidates(self, db) -> list[dict]:
         out = []
@@ -171,7 +171,7 @@ class MissingUserRole(CodeFamily):
     template = "What role does {user} have in {project}?"
     template_id = 484
     kind = "infeasible"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         existing = {r[0] for r in code_db(db).execute("SELECT username FROM users")}

@@ -103,7 +103,7 @@ class CommitMessageOnDate(CodeFamily):
     template = "What is the message of the commit that {user} made on {date} in {project}?"
     template_id = 402
     kind = "info"
-    held_out = "user"
+    held_out = ("user",)
 
     def candidates(self, db) -> list[dict]:
         """(author, day, project) with exactly one commit by that author that day."""
@@ -150,7 +150,7 @@ class IssueAssignee(CodeFamily):
     template = 'Who is assigned to the issue "{title}" in {project}?'
     template_id = 403
     kind = "info"
-    held_out = "title"
+    held_out = ("title",)
 
     def sample(self, db, rng, split):
         rows = [i for p in projects(db) for i in issues_of(db, p["id"]) if i["assignee"]]
@@ -210,7 +210,7 @@ class MemberRole(CodeFamily):
     template = "What role does {user} have in {project}?"
     template_id = 405
     kind = "info"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = [(m["username"], p["path"]) for p in projects(db) for m in members_of(db, p["id"])]
@@ -248,7 +248,7 @@ class MergeRequestSourceBranch(CodeFamily):
     template = 'What is the source branch of the merge request "{title}" in {project}?'
     template_id = 406
     kind = "info"
-    held_out = "title"
+    held_out = ("title",)
 
     def rows(self, db) -> list:
         return (

@@ -92,7 +92,7 @@ class IssueForTopContributor(CodeFamily):
                 "and assign it to the person who has made the most commits to {project}.")  # fmt: skip
     template_id = 461
     kind = "multi"
-    held_out = "title"
+    held_out = ("title",)
 
     def ok(self, db) -> list:
         return [p for p in projects(db) if len(c := contributors(db, p["id"])) > 1 and c[0][2] > c[1][2]
@@ -133,7 +133,7 @@ class AddTwoMembers(CodeFamily):
     template = "Add the users {user} and {user2} to {project}, both with the role {role}."
     template_id = 462
     kind = "multi"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         p = rng.choice(managed(db, "Maintainer"))

@@ -68,7 +68,7 @@ class ProfileNav(CodeFamily):
     template = "Open the profile page of {user}."
     template_id = 422
     kind = "nav"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = (
@@ -137,7 +137,7 @@ class AssignedIssuesNav(CodeFamily):
     template = "List the open issues of {project} that are assigned to {user}."
     template_id = 424
     kind = "nav"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = sorted({(i["assignee_name"], i["path"]) for p in projects(db) for i in issues_of(db, p["id"], "opened")

@@ -32,7 +32,7 @@ class AddMember(CodeFamily):
     template = "Add the user {user} to {project} as a {role}."
     template_id = 444
     kind = "state"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         p = rng.choice(managed(db, "Maintainer"))
@@ -69,7 +69,7 @@ class ChangeMemberRole(CodeFamily):
     template = "Change the role of {user} in {project} to {role}."
     template_id = 445
     kind = "state"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = [(m["username"], p["path"], m["role"]) for p in managed(db, "Maintainer")
@@ -148,7 +148,7 @@ class ChangeDescription(CodeFamily):
     template = 'Change the description of {project} to "{description}".'
     template_id = 447
     kind = "state"
-    held_out = "description"
+    held_out = ("description",)
 
     def sample(self, db, rng, split):
         return {"project": rng.choice(managed(db, "Maintainer"))["path"],

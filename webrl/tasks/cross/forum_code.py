@@ -19,6 +19,7 @@ class TopPostToIssue(CrossFamily):
         'with the description "Raised on Postmill f/{forum}".'
     )
     template_id = 604
+    held_out = ("forum",)
     start_url = "__FORUM__/"
 
     def sample(self, db, rng, split):

@@ -30,6 +30,7 @@ class AddressToComment(CrossFamily):
         "with X the address of {place} as the map shows it."
     )
     template_id = 602
+    held_out = ("place",)
     start_url = "__MAP__/"
 
     def sample(self, db, rng, split):
@@ -73,6 +74,7 @@ class BestSellerToForum(CrossFamily):
         'title "Best seller of {period}", text: the product\'s name.'
     )
     template_id = 603
+    held_out = ("period",)
     start_url = "__ADMIN__/"
 
     def sample(self, db, rng, split):

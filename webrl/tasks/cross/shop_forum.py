@@ -27,6 +27,7 @@ class ShopPriceToForum(CrossFamily):
     sites = ("shop", "forum")
     template = 'Find the price of {product} in the shop and post it in f/{forum}: title "Price check: {product}", text: the price.'
     template_id = 600
+    held_out = ("product",)
     start_url = "__SHOP__/"
 
     def sample(self, db, rng, split):
@@ -72,6 +73,7 @@ class RatingToComment(CrossFamily):
         "with X the product's average star rating in the shop."
     )
     template_id = 601
+    held_out = ("product",)
     start_url = "__FORUM__/"
 
     def sample(self, db, rng, split):

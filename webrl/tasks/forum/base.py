@@ -261,12 +261,12 @@ def submit_post(page: PageView, title: str, body: str) -> Iterator[str]:
 
 
 class ForumFamily(TaskFamily):
-    """A forum task family; `held_out` names the slot split between train and test."""
+    """A forum task family; `held_out` names the slot whose values never cross the split."""
 
     sites: ClassVar[tuple[str, ...]] = ("forum",)
     start_url: ClassVar[str] = "__FORUM__/"
     require_login: ClassVar[bool] = False
-    held_out: ClassVar[str] = "title"
+    held_out: ClassVar[tuple[str, ...]] = ("title",)
 
     def answer(self, task: Task) -> str:
         return task.extra["answer"]

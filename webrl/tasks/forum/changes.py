@@ -82,7 +82,7 @@ class Subscription(ForumFamily):
 
     kind = "state"
     require_login = True
-    held_out = "forum"
+    held_out = ("forum",)
     subscribe: ClassVar[bool] = True
 
     def candidates(self, db: SeedDB) -> list[str]:

@@ -22,7 +22,7 @@ class MissingForumSubscribers(ForumFamily):
     template = "How many subscribers does f/{forum} have?"
     template_id = 260
     kind = "infeasible"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         existing = {f["name"] for f in forums(db)}
@@ -54,7 +54,7 @@ class MissingUserKarma(ForumFamily):
     template = "What is the karma of the forum user {user}?"
     template_id = 261
     kind = "infeasible"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         existing = {r[0].lower() for r in db["forum"].execute("SELECT username FROM users")}

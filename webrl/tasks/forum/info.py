@@ -54,7 +54,7 @@ class TopPostTitle(ForumFamily):
     template = "What is the title of the top post of all time in f/{forum}?"
     template_id = 201
     kind = "info"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         ok = [
@@ -114,7 +114,7 @@ class UserKarma(ForumFamily):
     template = "What is the karma of the forum user {user}?"
     template_id = 203
     kind = "info"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = db["forum"].execute("SELECT username FROM users ORDER BY id").fetchall()
@@ -200,7 +200,7 @@ class ForumSubscribers(ForumFamily):
     template = "How many subscribers does f/{forum} have?"
     template_id = 206
     kind = "info"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         return {"forum": pick(rng, forums(db), split, key=lambda f: f["name"])["name"]}
@@ -227,7 +227,7 @@ class NewestPostAuthor(ForumFamily):
     template = "Who wrote the most recent post in f/{forum}?"
     template_id = 207
     kind = "info"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         return {"forum": pick(rng, forums(db), split, key=lambda f: f["name"])["name"]}

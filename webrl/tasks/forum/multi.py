@@ -41,7 +41,7 @@ class UpvoteNewestAndSubscribe(ForumFamily):
     template_id = 240
     kind = "multi"
     require_login = True
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         mine = subscribed(db)
@@ -84,7 +84,7 @@ class UpvoteNewestPosts(ForumFamily):
     template_id = 243
     kind = "multi"
     require_login = True
-    held_out = "forum"
+    held_out = ("forum",)
     COUNTS: ClassVar[dict[str, int]] = {"three": 3, "four": 4, "five": 5}
 
     def sample(self, db, rng, split):

@@ -23,7 +23,7 @@ class ForumSortNav(ForumFamily):
     template = "Open f/{forum} with its posts sorted by {sort}."
     template_id = 210
     kind = "nav"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         forum = pick(rng, forums(db), split, key=lambda f: f["name"])["name"]
@@ -52,7 +52,7 @@ class OpenForum(ForumFamily):
     template_id = 213
     kind = "nav"
     start_url = "__FORUM__/forums"
-    held_out = "forum"
+    held_out = ("forum",)
 
     def sample(self, db, rng, split):
         return {"forum": pick(rng, forums(db), split, key=lambda f: f["name"])["name"]}
@@ -102,7 +102,7 @@ class UserCommentsNav(ForumFamily):
     template = "Show me all the comments written by {user}."
     template_id = 212
     kind = "nav"
-    held_out = "user"
+    held_out = ("user",)
 
     def sample(self, db, rng, split):
         rows = (
