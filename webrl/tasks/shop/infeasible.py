@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from webrl.sites.shop.data import CATEGORIES, money
 from webrl.tasks.family import answer_exact, combine, page_has, pick, state_check
 from webrl.tasks.shop.base import NA, ShopFamily, expect, my_orders, open_product, products
 from webrl.tasks.shop.info import OrderFact
-
-if TYPE_CHECKING:
-    pass
 
 
 class MissingProductPrice(ShopFamily):

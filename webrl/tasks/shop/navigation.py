@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from webrl.sites.shop.data import CATEGORIES, SORTS
 from webrl.tasks.family import SeedDB, pick, url_is
 from webrl.tasks.shop.base import (
@@ -17,9 +15,6 @@ from webrl.tasks.shop.base import (
     products,
     same_noun,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 class OpenProduct(ShopFamily):
