@@ -45,7 +45,7 @@ def test_study_table_rounds_once():
 
 
 def test_study_runs_share_the_start_eval(tmp_path):
-    from webrl.cli.study_cmds import share_start_eval
+    from webrl.cli.start_eval import share_start_eval
 
     src, dst = tmp_path / "webrl" / "seed-0", tmp_path / "awr" / "seed-0"
     ev = src / "phase-000" / "eval"
@@ -61,10 +61,11 @@ def test_study_runs_share_the_start_eval(tmp_path):
     assert not share_start_eval(src, dst)  # a run's own eval is never replaced
 
 
-def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
-    from webrl.cli.study_cmds import start_eval_source
+def test_a_run_finds_a_finished_start_eval_to_share(tmp_path):
+    from webrl.cli.start_eval import start_eval_source
 
     cfg = LoopConfig(init="sft/final", reward="oracle")
+    runs = []
     for name, fields, finished in (("awr", {"init": "other/final"}, True), ("no_kl", {}, False),
                                    ("webrl", {}, True)):  # fmt: skip
         run = tmp_path / name / "seed-0"
@@ -72,15 +73,24 @@ def test_a_study_run_in_parts_finds_a_finished_start_eval_to_share(tmp_path):
         (run / "train_config.json").write_text(json.dumps({**cfg.to_json(), **fields, "seed": 3}))
         if finished:
             (run / "phase-000" / "eval" / "done").write_text("")
+        runs.append(run)
     # awr started from another actor, no_kl's start eval is unfinished: webrl's (seed 3) serves seed 0
-    assert start_eval_source(tmp_path, cfg) == tmp_path / "webrl" / "seed-0"
-    assert start_eval_source(tmp_path, LoopConfig(init="sft/final", reward="oracle", eval_max_steps=10)) is None
-    demo = tmp_path / "demo" / "webrl"  # a run outside the study (`--start-eval`) is tried first
-    (demo / "phase-000" / "eval").mkdir(parents=True)
-    (demo / "train_config.json").write_text(json.dumps(cfg.to_json()))
-    assert start_eval_source(tmp_path, cfg, (demo, tmp_path / "missing")) == tmp_path / "webrl" / "seed-0"
-    (demo / "phase-000" / "eval" / "done").write_text("")
-    assert start_eval_source(tmp_path, cfg, (tmp_path / "missing", demo)) == demo
+    assert start_eval_source(runs, cfg) == tmp_path / "webrl" / "seed-0"
+    assert start_eval_source(runs, LoopConfig(init="sft/final", reward="oracle", eval_max_steps=10)) is None
+    missing = tmp_path / "missing"
+    assert start_eval_source([missing, *runs], cfg) == tmp_path / "webrl" / "seed-0"
+    # without a final eval the start eval covers the per-phase subset, which depends on the seed;
+    # a whole-split subset (0) is the whole split again
+    sub = LoopConfig(init="sft/final", reward="oracle", final_eval=False, eval_subset=16, seed=3)
+    assert start_eval_source(runs, sub) is None
+    (runs[2] / "train_config.json").write_text(json.dumps(sub.to_json()))
+    assert start_eval_source(runs, sub) == runs[2]
+    assert start_eval_source(runs, LoopConfig(**{**sub.__dict__, "seed": 4})) is None
+    whole = LoopConfig(init="sft/final", reward="oracle", final_eval=False, eval_subset=0, seed=4)
+    assert start_eval_source(runs, whole) is None
+    (runs[2] / "train_config.json").write_text(json.dumps({**whole.to_json(), "seed": 1}))
+    assert start_eval_source(runs, whole) == runs[2]
+    assert start_eval_source(runs, cfg) == runs[2]  # the whole split, as a final eval's start
 
 
 def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):

@@ -8,7 +8,7 @@ finished runs are skipped, so rerunning the command resumes the study; a study c
 parts (some configs or seeds first), OUT/study_config.json keeping the union. Each run starts in a
 fresh process (`cli/stages.py`: in one long-lived process the demo's ORM trained 3x slower). The starting
 actor's whole-split eval (`phase-000/eval`) is run once, by the first run, and copied
-into the others (same actor, eval split, step limit and envs; `start_eval_source`), in this
+into the others (same actor, eval split, step limit, envs and tasks; `cli/start_eval.py`), in this
 invocation or a later one. The table (OUT/results.json,
 OUT/results.md, rewritten after every finished run; `--table` writes it from the
 runs finished so far, running nothing) gives mean ± std over seeds of the
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from webrl.cli.stages import stage_runner
+from webrl.cli.start_eval import share_start_eval, start_eval_source
 from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
 from webrl.files import copytree_atomic, write_json_atomic
 
@@ -52,41 +53,6 @@ CONFIGS: dict[str, dict] = {
 # `no_kl` (SFT on the buffer) trains exactly what `filtered_bc` trains on this shared machinery:
 # the default runs that computation once, under the baseline's name
 DEFAULT = "webrl,continued_sft,filtered_bc,awr,digirl,no_replay,no_replay_no_kl,no_curriculum"
-
-
-def share_start_eval(src: Path, dst: Path) -> bool:
-    """Give run `dst` the finished whole-split eval of the starting actor from run `src`.
-
-    Every run of a study starts from the same actor and evaluates it greedily on the whole eval
-    split (`phase-000/eval`, seed-independent when `final_eval` is on): one eval serves them all,
-    instead of ~20 minutes each on 2 CPU cores. False when `dst` has its own or `src` has none."""
-    s, d = src / "phase-000" / "eval", dst / "phase-000" / "eval"
-    if d.exists() or not (s / "done").exists():
-        return False
-    d.parent.mkdir(parents=True, exist_ok=True)
-    copytree_atomic(s, d)
-    return True
-
-
-START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")  # what the starting actor's eval depends on
-
-
-def start_eval_source(out: Path, cfg, extra: tuple[Path, ...] = ()) -> Path | None:
-    """A run whose finished start eval `cfg`'s run can share: same starting actor, eval split, step
-    limit and envs (the seed does not enter a greedy eval). The `extra` runs are tried first (e.g.
-    `webrl demo`'s runs/demo/webrl, which evaluated the SFT actor the study starts from), then the
-    runs of study `out`, so a study run in parts evaluates its start once, not once per invocation."""
-    want = {k: getattr(cfg, k) for k in START_KEYS}
-    for saved in [p / "train_config.json" for p in extra] + sorted(out.glob("*/seed-*/train_config.json")):
-        run = saved.parent
-        if not saved.exists():
-            continue
-        if not (run / "phase-000" / "eval" / "done").exists():
-            continue
-        got = json.loads(saved.read_text())
-        if got.get("final_eval", True) and all(got.get(k) == v for k, v in want.items()):
-            return run
-    return None
 
 
 def adopt_run(src: Path, slots: dict) -> Path:
@@ -179,7 +145,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         print(f"\n#### study: {name}, seed {s} -> {run} (run {k} of {len(todo)}"
               + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
         cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
-        src = start_eval_source(out, cfg, extra) if cfg.final_eval else None
+        src = start_eval_source([*extra, *sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))], cfg)
         if src is not None and src != run:
             share_start_eval(src, run)
         t0 = time.monotonic()

@@ -57,6 +57,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    if args.start_eval and not (run / "phase-000" / "eval").exists():
+        from webrl.cli.start_eval import START_KEYS, share_start_eval, start_eval_source
+
+        src = start_eval_source([Path(p) for p in args.start_eval], cfg)
+        if src is None:
+            print(f"note: no --start-eval run has a finished start eval with this run's {', '.join(START_KEYS)} "
+                  "and tasks; evaluating the starting actor here", flush=True)  # fmt: skip
+        elif share_start_eval(src, run):
+            print(f"phase 0: the starting actor's eval is {src}'s", flush=True)
     if args.threads:
         import torch
 
@@ -82,6 +91,9 @@ def add_commands(sub) -> None:
     t = sub.add_parser("train", help="the WebRL phase loop: curriculum, rollouts, ORM, critic, actor, eval")
     t.add_argument("--run", required=True, help="run folder (everything the run makes goes here)")
     t.add_argument("--resume", action="store_true", help="continue the run in --run from its last finished stage")
+    t.add_argument("--start-eval", action="append", default=[], metavar="RUN",
+                   help="a finished `webrl train` run whose eval of the same starting actor (same init, eval "
+                        "split, step limit, envs and tasks) this run reuses instead of running its own; repeatable")
     t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (sizes of phases and evals)")
     t.add_argument("--init", default=None, help="starting actor checkpoint (e.g. runs/sft/final)")
     t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/model/final)")
