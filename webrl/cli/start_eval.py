@@ -11,12 +11,8 @@ from pathlib import Path
 
 from webrl.files import copytree_atomic
 
-START_KEYS = (
-    "init",
-    "eval_split",
-    "eval_max_steps",
-    "envs",
-)  # what the starting actor's eval depends on
+# what the starting actor's eval depends on, besides which tasks it covers (`start_tasks`)
+START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")
 
 
 def start_tasks(cfg: dict) -> tuple:

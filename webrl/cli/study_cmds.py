@@ -145,6 +145,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         print(f"\n#### study: {name}, seed {s} -> {run} (run {k} of {len(todo)}"
               + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
         cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
+        # the --start-eval runs first (e.g. the demo's), then this study's: a study run in parts evaluates its start once
         src = start_eval_source([*extra, *sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))], cfg)
         if src is not None and src != run:
             share_start_eval(src, run)
