@@ -2,6 +2,7 @@
 and every config a valid loop config (pure functions and small run folders; no training)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -85,7 +86,7 @@ def test_a_run_finds_a_finished_start_eval_to_share(tmp_path):
     assert start_eval_source(runs, sub) is None
     (runs[2] / "train_config.json").write_text(json.dumps(sub.to_json()))
     assert start_eval_source(runs, sub) == runs[2]
-    assert start_eval_source(runs, LoopConfig(**{**sub.__dict__, "seed": 4})) is None
+    assert start_eval_source(runs, replace(sub, seed=4)) is None
     whole = LoopConfig(init="sft/final", reward="oracle", final_eval=False, eval_subset=0, seed=4)
     assert start_eval_source(runs, whole) is None
     (runs[2] / "train_config.json").write_text(json.dumps({**whole.to_json(), "seed": 1}))
