@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from webrl.rl.loop import (  # noqa: E402
     LoopConfig,
     epoch_means,
     phase_metrics,
+    repeat_tasks,
     reuse_episodes,
     stratified,
     train_pool,
@@ -204,6 +206,38 @@ def test_rollouts_never_draw_a_task_of_a_train_drawn_eval_split(tmp_path):
     assert not {t.intent for t in held} & {t.intent for t in pool}
     assert len(pool) >= len(train) - len(held) - 5  # only the held-out tasks (and exact intent twins) go
     assert train_pool(LoopConfig(init="x", reward="oracle")) == train
+
+
+def test_train_tasks_file_and_repeated_rollouts(tmp_path):
+    train = load_split("train")
+    save_tasks(train[:6], tmp_path / "mine.json")
+    # the file is the pool, even when it is the eval split too (does the update learn its own tasks?)
+    cfg = LoopConfig(init="x", reward="oracle", train_tasks=str(tmp_path / "mine.json"),
+                     eval_split=str(tmp_path / "mine.json"), rollouts_per_task=3)  # fmt: skip
+    pool = train_pool(cfg)
+    assert [t.task_id for t in pool] == [t.task_id for t in train[:6]]
+    copies = repeat_tasks(pool[:2], cfg.rollouts_per_task)
+    assert [c.task_id for c in copies] == [f"{pool[0].task_id}#{i}" for i in range(3)] + [f"{pool[1].task_id}#{i}" for i in range(3)]
+    assert {c.intent for c in copies} == {pool[0].intent, pool[1].intent} and repeat_tasks(pool, 1) == pool
+    save_tasks(load_split("test")[:1] + train[:2], tmp_path / "leak.json")
+    with pytest.raises(ValueError, match=r"leak.json: 1 task\(s\) are test-split tasks"):
+        train_pool(LoopConfig(init="x", reward="oracle", train_tasks=str(tmp_path / "leak.json")))
+    with pytest.raises(ValueError, match="rollouts_per_task must be >= 1"):
+        LoopConfig(init="x", reward="oracle", rollouts_per_task=0)
+    with pytest.raises(ValueError, match="train_tasks must be a task file"):
+        LoopConfig(init="x", reward="oracle", train_tasks=str(tmp_path / "missing.json"))
+    # phase 1's task stage: the file's tasks (tasks_per_phase of them), each rolled out 3 times
+    from webrl.rl.loop import Stages, phase_tasks
+    from webrl.tasks.schema import load_tasks
+
+    small = replace(cfg, tasks_per_phase=4)
+    tasks, _ = phase_tasks(small, tmp_path / "run", 1, Stages(tmp_path / "run" / "phase-001"), None, None, None, None)
+    assert len(tasks) == 12 and len({str(t.task_id) for t in tasks}) == 12
+    assert {str(t.task_id).split("#")[0] for t in tasks} <= {str(t.task_id) for t in train[:6]}
+    assert [t.task_id for t in load_tasks(tmp_path / "run" / "phase-001" / "tasks.json")] == [t.task_id for t in tasks]
+    args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
+                                      "--train-tasks", str(tmp_path / "mine.json"), "--rollouts-per-task", "2"])  # fmt: skip
+    assert (loop_config(args).train_tasks, loop_config(args).rollouts_per_task) == (str(tmp_path / "mine.json"), 2)
 
 
 def test_phase_metrics_count_the_orm_false_positives():

@@ -18,7 +18,8 @@ def loop_config(args: argparse.Namespace):
         raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}")
     fields = dict(LOOP_PRESETS[args.preset])
     given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
-             "tasks_per_phase": args.tasks_per_phase, "reward": args.reward, "actor_loss": args.actor_loss,
+             "tasks_per_phase": args.tasks_per_phase, "rollouts_per_task": args.rollouts_per_task,
+             "train_tasks": args.train_tasks, "reward": args.reward, "actor_loss": args.actor_loss,
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma, "orm_threshold": args.orm_threshold, "generator": args.generator,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
@@ -100,6 +101,11 @@ def add_commands(sub) -> None:
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
     t.add_argument("--phases", type=int, default=None, help="number of phases (preset: 3; cpu-tiny 2)")
     t.add_argument("--tasks-per-phase", type=int, default=None, help="tasks rolled out per phase")
+    t.add_argument("--rollouts-per-task", type=int, default=None,
+                   help="episodes sampled per task and phase (default 1)")
+    t.add_argument("--train-tasks", default=None, metavar="FILE",
+                   help="task file (.json/.jsonl) rolled out instead of the train split in phase 1 and with "
+                        "--no-curriculum; may be the eval split itself (does the update learn its own tasks?)")
     t.add_argument("--temperature", type=float, default=None, help="rollout sampling temperature (preset: cpu 0.5, gpu 1.0)")
     t.add_argument("--reward", default=None, help="orm (default) | oracle (ground-truth evaluators, an ablation)")
     t.add_argument("--orm-threshold", type=float, default=None,

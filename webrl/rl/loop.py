@@ -197,16 +197,33 @@ def phase_tasks(cfg: LoopConfig, run: Path, phase: int, stages: Stages, model, t
         cur = {"curriculum/generated": 0, "curriculum/feasible": 0, "curriculum/kept": 0}
     else:
         tasks, cur = generate_tasks(cfg, run, phase, model, tok, mcfg, prompt)
+    tasks = repeat_tasks(tasks, cfg.rollouts_per_task)
     save_tasks(tasks, pdir / "tasks.json")
     stages.mark("tasks", cur)
     return tasks, cur
 
 
+def repeat_tasks(tasks: list, k: int) -> list:
+    """Each task `k` times, the copies named TASK#0 … TASK#k-1 (episodes are keyed by task id)."""
+    if k <= 1:
+        return list(tasks)
+    return [replace(t, task_id=f"{t.task_id}#{i}") for t in tasks for i in range(k)]
+
+
 def train_pool(cfg: LoopConfig) -> list:
-    """The train split less any task of the eval split (an eval split drawn from the train split,
-    like SFT's `heldout_tasks.json`, stays unseen by the rollouts)."""
+    """The rollout pool of phase 1 and --no-curriculum: `cfg.train_tasks` when given (it may overlap
+    the eval split on purpose: a check that the update learns the tasks it trains on; never a test
+    task), else the train split less any task of the eval split (an eval split drawn from the train
+    split, like SFT's `heldout_tasks.json`, stays unseen by the rollouts)."""
     from webrl.tasks.splits import load_split
 
+    if cfg.train_tasks:
+        pool, test = load_eval_tasks(cfg.train_tasks), {t.intent for t in load_split("test")}
+        bad = [str(t.task_id) for t in pool if t.intent in test]
+        if bad:
+            raise ValueError(f"{cfg.train_tasks}: {len(bad)} task(s) are test-split tasks (e.g. {bad[0]}); "
+                             "train on train-side tasks only")  # fmt: skip
+        return pool
     pool = load_split("train")
     if cfg.eval_split == "test":
         return pool

@@ -52,6 +52,14 @@ class LoopConfig:
     demos: str = field(default="", metadata={"help": "SFT demonstrations JSONL: replay phase 0 ('' = none)"})
     phases: int = field(default=3, metadata={"help": "WebRL phases"})
     tasks_per_phase: int = field(default=48, metadata={"help": "tasks rolled out per phase"})
+    rollouts_per_task: int = field(
+        default=1, metadata={"help": "episodes sampled per task and phase (copies get task ids TASK#k)"}
+    )
+    train_tasks: str = field(
+        default="",
+        metadata={"help": "task file (.json/.jsonl) used instead of the train split for phase 1 and --no-curriculum "
+                  "('' = the train split less the eval split's tasks)"},
+    )
     reward: str = field(default="orm", metadata={"help": "orm | oracle (the evaluators; an ablation)"})
     orm_threshold: float = field(
         default=0.5,
@@ -130,6 +138,11 @@ class LoopConfig:
         ):
             raise ValueError(f"LoopConfig.eval_split must be 'test', 'train' or a task file (.json/.jsonl) that "
                              f"exists, got {self.eval_split!r}")  # fmt: skip
+        if self.rollouts_per_task < 1:
+            raise ValueError(f"LoopConfig.rollouts_per_task must be >= 1, got {self.rollouts_per_task}")
+        if self.train_tasks and not (self.train_tasks.endswith((".json", ".jsonl")) and Path(self.train_tasks).is_file()):
+            raise ValueError(f"LoopConfig.train_tasks must be a task file (.json/.jsonl) that exists, got "
+                             f"{self.train_tasks!r}")  # fmt: skip
         if self.method == "sft" and not self.demos:
             raise ValueError("method 'sft' (continued SFT) trains on the demonstrations: give them with --demos FILE")
         if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
