@@ -133,16 +133,13 @@ class LoopConfig:
 
         if self.method not in METHODS:
             raise ValueError(f"LoopConfig.method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.eval_split not in ("test", "train") and not (
-            self.eval_split.endswith((".json", ".jsonl")) and Path(self.eval_split).is_file()
-        ):
+        if self.eval_split not in ("test", "train") and not _task_file(self.eval_split):
             raise ValueError(f"LoopConfig.eval_split must be 'test', 'train' or a task file (.json/.jsonl) that "
                              f"exists, got {self.eval_split!r}")  # fmt: skip
         if self.rollouts_per_task < 1:
             raise ValueError(f"LoopConfig.rollouts_per_task must be >= 1, got {self.rollouts_per_task}")
-        if self.train_tasks and not (self.train_tasks.endswith((".json", ".jsonl")) and Path(self.train_tasks).is_file()):
-            raise ValueError(f"LoopConfig.train_tasks must be a task file (.json/.jsonl) that exists, got "
-                             f"{self.train_tasks!r}")  # fmt: skip
+        if self.train_tasks:
+            _check_train_tasks(self.train_tasks)
         if self.method == "sft" and not self.demos:
             raise ValueError("method 'sft' (continued SFT) trains on the demonstrations: give them with --demos FILE")
         if self.actor_loss and self.actor_loss not in ACTOR_LOSSES:
@@ -162,6 +159,22 @@ class LoopConfig:
         d = dict(d)
         d["train"] = TrainConfig(**d.get("train", {}))
         return cls(**d)
+
+
+def _task_file(path: str) -> bool:
+    return path.endswith((".json", ".jsonl")) and Path(path).is_file()
+
+
+def _check_train_tasks(path: str) -> None:
+    """`train_tasks` must be a task file with no test-split task in it (checked before any stage runs)."""
+    from webrl.tasks.splits import load_eval_tasks, load_split
+
+    if not _task_file(path):
+        raise ValueError(f"LoopConfig.train_tasks must be a task file (.json/.jsonl) that exists, got {path!r}")
+    test = {t.intent for t in load_split("test")}
+    bad = [str(t.task_id) for t in load_eval_tasks(path) if t.intent in test]
+    if bad:
+        raise ValueError(f"{path}: {len(bad)} task(s) are test-split tasks (e.g. {bad[0]}); train on train-side tasks only")
 
 
 LOOP_PRESETS: dict[str, dict] = {
