@@ -26,7 +26,7 @@ from webrl.rl.loop import (  # noqa: E402
     stratified,
     train_pool,
 )
-from webrl.rl.loop_config import LOOP_PRESETS, METRICS  # noqa: E402
+from webrl.rl.loop_config import LOOP_PRESETS, LOOP_TRAIN, METRICS  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
@@ -181,6 +181,12 @@ def test_lam_lr_and_threshold_flags_reach_the_config():
     tiny = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
                                                   "--preset", "cpu-tiny", "--lr", "1e-5"]))  # fmt: skip
     assert tiny.train.lr == 1e-5 and tiny.train.max_seq_tokens == LOOP_PRESETS["cpu-tiny"]["train"].max_seq_tokens
+    both = loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
+                                                  "--lr", "1e-5", "--actor-epochs", "3"]))  # fmt: skip
+    assert (both.train.lr, both.train.epochs, both.train.warmup_steps) == (1e-5, 3.0, LOOP_TRAIN.warmup_steps)
+    with pytest.raises(ValueError, match="epochs > 0"):
+        loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
+                                               "--actor-epochs", "0"]))  # fmt: skip
     with pytest.raises(ValueError, match=r"lam .* \[0, 1\], got 1.5"):
         loop_config(build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle",
                                                "--lam", "1.5"]))  # fmt: skip

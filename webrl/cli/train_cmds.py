@@ -28,8 +28,9 @@ def loop_config(args: argparse.Namespace):
     fields.update({k: v for k, v in given.items() if v is not None})
     if args.ppl_window is not None:  # "inf" as 1e9: train_config.json stays standard JSON
         fields["ppl_lo"], fields["ppl_hi"] = (min(x, 1e9) for x in args.ppl_window)
-    if args.lr is not None:
-        fields["train"] = replace(fields.get("train", LOOP_TRAIN), lr=args.lr)
+    for flag, key in (("lr", "lr"), ("actor_epochs", "epochs")):
+        if getattr(args, flag) is not None:
+            fields["train"] = replace(fields.get("train", LOOP_TRAIN), **{key: getattr(args, flag)})
     if args.no_kl:
         fields["actor_loss"] = "sft"
     if args.critic_replay:
@@ -118,6 +119,8 @@ def add_commands(sub) -> None:
     t.add_argument("--gamma", type=float, default=None,
                    help="discount in eq. 9 (default 1: the paper's eq. 9 has none; the released code used 0.9)")
     t.add_argument("--lr", type=float, default=None, help="actor learning rate (preset: 2e-4 on cpu)")
+    t.add_argument("--actor-epochs", type=float, default=None,
+                   help="epochs of the actor update over each phase's examples (default 1)")
     t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")
     t.add_argument("--no-replay", action="store_true", help="ablation: no replay buffer")
     t.add_argument("--no-curriculum", action="store_true", help="ablation: train-split tasks only")
