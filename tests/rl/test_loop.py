@@ -1,6 +1,7 @@
 """`webrl train` end to end on cpu-tiny: two phases, killed mid-rollout and mid-update,
 resumed to completion with no lost or duplicated trajectory."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -89,6 +90,14 @@ def test_two_phases_killed_and_resumed(killed_run):
         assert key in lines[1], key
     assert set(lines[1]) - {"phase"} <= set(METRICS), set(lines[1]) - set(METRICS)  # every name documented
     assert (run / "phase-000" / "eval" / "summary.json").exists()
+    if importlib.util.find_spec("tensorboardX"):  # the metrics as TensorBoard scalars too (the `tb` extra)
+        from webrl.tensorboard import read_scalars
+
+        tb = read_scalars(run / "tb")
+        assert tb["eval/success"] == pytest.approx({m["phase"]: m["eval/success"] for m in lines})
+        actor = [json.loads(x) for x in (run / "phase-001" / "actor" / "metrics.jsonl").read_text().splitlines()]
+        got = read_scalars(run / "phase-001" / "actor" / "tb")["losses/actor"]  # over the killed and resumed fit
+        assert got == pytest.approx({m["step"]: m["losses/actor"] for m in actor})
     assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 
 

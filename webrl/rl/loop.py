@@ -27,7 +27,8 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
 `phase-000/eval` is the starting actor (on the whole eval split when `final_eval`,
 else on the subset); after the last phase the final actor is evaluated on the
 whole eval split (`final/eval/`).
-Metrics: one line per phase in `metrics.jsonl` (names in METRICS, rl/loop_config.py).
+Metrics: one line per phase in `metrics.jsonl` (names in METRICS, rl/loop_config.py), also as
+TensorBoard scalars in `tb/` when a writer is installed (webrl/tensorboard.py).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401
 from webrl.rl.sft import claim_run_config
 from webrl.rl.stages import Stages
 from webrl.tasks.splits import load_eval_tasks
+from webrl.tensorboard import ScalarLog
 
 # --- small helpers ------------------------------------------------------------------------
 
@@ -116,6 +118,7 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
     eval_tasks = stratified(load_eval_tasks(cfg.eval_split), cfg.eval_subset, cfg.seed)
     banner = Banner(cfg.phases)
     line: dict = {}
+    tb = ScalarLog(run / "tb")  # the metrics lines as TensorBoard scalars, when a writer is installed
 
     print("== phase 0: the starting actor" + (f" on the whole {cfg.eval_split} split" if cfg.final_eval else ""))
     evaluate_start(cfg, run, progress)
@@ -151,8 +154,10 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
                 "minutes": stages.wall_minutes()}  # fmt: skip
         # one line per phase, even when a crash fell between this write and the mark below
         write_jsonl_atomic(run / "metrics.jsonl", [r for r in read_jsonl(run / "metrics.jsonl") if r.get("phase") != phase] + [line])
+        tb.write(line, phase)
         stages.mark("eval", {"success": summary["success_rate"]})
         banner.phase_seconds.append(60 * line["minutes"])  # the whole phase's, over every process
+    tb.close()
 
     if cfg.final_eval:
         last = cfg.init if cfg.phases == 0 else str(run / f"phase-{cfg.phases:03d}" / "actor" / "final")

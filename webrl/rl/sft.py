@@ -46,6 +46,7 @@ from webrl.models.config import ModelConfig
 from webrl.models.scoring import FrozenPrefix, selected_logprobs
 from webrl.provenance import record_invocation
 from webrl.rl.demos import Example, length_batches, load_jsonl, make_examples, save_jsonl
+from webrl.tensorboard import ScalarLog
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         _checkpoint(accelerator, model, tok, model_cfg, extra_files, opt, path, step, elapsed, wall, name)
 
     metrics_path = out / "metrics.jsonl"
+    tb = ScalarLog(out / "tb", enabled=accelerator.is_main_process)
     bar = tqdm(total=total, initial=step, desc=name, unit="step", disable=not progress)
     window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
     last_save = time.perf_counter()
@@ -426,6 +428,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
             if accelerator.is_main_process:
                 with metrics_path.open("a") as f:
                     f.write(json.dumps(line) + "\n")
+                tb.write(line, step)
             window = {"loss": 0.0, "n": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
         if time.perf_counter() - last_save >= cfg.save_minutes * 60 and step < total:
             save(out / f"ckpt-{step}")
@@ -433,6 +436,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
             if on_checkpoint is not None:
                 on_checkpoint(step)
     bar.close()
+    tb.close()
     final = out / "final"
     save(out / f"ckpt-{step}")
     if accelerator.is_main_process:
