@@ -7,7 +7,7 @@ import json
 
 
 def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
-    from webrl.eval.report import _by_config, _natural, _subset_curve
+    from webrl.eval.report import _by_config, _natural, _subset_curve, subset_change
 
     def run(name, fails):  # a final eval with `fails` wrong-page failures
         return {"name": name, "group": name.split("/")[0], "final": {"errors": {"counts": {"wrong_page": fails}}},
@@ -21,6 +21,7 @@ def test_report_merges_a_studys_seeds_per_config_and_orders_buckets():
     curve = _subset_curve({"phase_evals": {0: {"success_rate": 0.1}, 1: {"success_rate": 0.25}},
                            "start_on_subset": {"success_rate": 0.125}})  # fmt: skip
     assert curve == {0: 12.5, 1: 25.0}  # phase 0 is the start on the subset's tasks
+    assert subset_change(curve) == {0: 0.0, 1: 12.5} and subset_change({1: 25.0}) == {}
 
 
 def test_report_compares_the_loops_orm_rewards_with_the_evaluators(tmp_path):

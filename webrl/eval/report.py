@@ -129,14 +129,21 @@ def _subset_curve(run: dict) -> dict[int, float]:
     return evals
 
 
+def subset_change(curve: dict[int, float]) -> dict[int, float]:
+    """A `_subset_curve` as points gained since phase 0 (empty without phase 0): each seed draws its
+    own stratified subset, so the seeds' starts differ and only the change compares across configs."""
+    return {k: v - curve[0] for k, v in curve.items()} if 0 in curve else {}
+
+
 def plot_study_curves(groups: dict[str, list[dict]]) -> str:
-    """Each config's per-phase success on the per-phase eval's tasks, mean over its seeds (a phase
-    counts the seeds that reached it), with the seeds' spread as a band."""
+    """Each config's per-phase change in success on the per-phase eval's tasks since phase 0, mean
+    over its seeds (a phase counts the seeds that reached it), with the seeds' spread as a band."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    ax.axhline(0, color="grey", linewidth=0.8)
     for i, (name, runs) in enumerate(groups.items()):
-        curves = [_subset_curve(r) for r in runs]
+        curves = [subset_change(_subset_curve(r)) for r in runs]
         phases = sorted({k for c in curves for k in c})
         if len(phases) < 2:
             continue
@@ -149,8 +156,9 @@ def plot_study_curves(groups: dict[str, list[dict]]) -> str:
             ax.fill_between(phases, lo, hi, color=line.get_color(), alpha=0.12)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("phase (0 = the starting actor)")
-    ax.set_ylabel("success on the per-phase eval tasks (%)")
-    ax.set_title("per-phase curve, mean over seeds (band: min-max)", fontsize=9)
+    ax.set_ylabel("success change since phase 0 (points)")
+    ax.set_title("per-phase eval tasks (each seed its own stratified subset): change since the start,\n"
+                 "mean over seeds (band: min-max)", fontsize=9)
     ax.legend(fontsize=7, ncol=2, bbox_to_anchor=(1.01, 1), loc="upper left")
     return _png(fig)
 
