@@ -144,6 +144,8 @@ def test_wrong_answer_and_perturbations_hand_checked():
         k = w.index(RANDOM_CLICK)
         assert k <= 2 and w[:k] + w[k + 2 :] == acts[:2] + [ANSWER_FROM_PAGE] and w[k + 1] == GO_BACK
     assert perturbations(na, [], seed=1)["wander"][-1] == na[2]  # "N/A" is the oracle's answer: kept
+    assert p["overstay"] == acts[:2] + [REPEAT] * 8  # the goal reached, the last action repeated, no exit
+    assert "overstay" not in perturbations(acts[:2], [], seed=1)  # an oracle that never exits: nothing to skip
     assert "misread" not in p  # no final page given: nothing to misread
     page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40 · 4.5 stars\n[Red Mug](9) $7"
     p = perturbations(acts, ["Home"], seed=1, final_page=page)
@@ -203,6 +205,25 @@ def test_scripted_trajectories_are_labelled_by_the_evaluators(trajs):
     assert dedupe(trajs + trajs) == dedupe(trajs)
     bal = balance(trajs, seed=0)
     assert sum(t["label"] for t in bal) * 2 == len(bal) > 0
+
+
+def test_overstay_reaches_the_goal_and_never_exits(trajs):
+    assert "overstay" not in {t["behaviour"] for t in trajs}  # opt-in: not in the default set
+    tasks, seen = [], set()
+    for task in load_split("train"):  # one task of each shop family
+        if task.site == "shop" and task.family not in seen:
+            seen.add(task.family)
+            tasks.append(task)
+    env = WebEnv()
+    out = scripted_trajectories(tasks, env, PromptConfig(), behaviours=("overstay",), progress=False)
+    env.close()
+    assert len(out) == len(tasks) and {t["behaviour"] for t in out} == {"overstay"}
+    for t in out:
+        actions = [r.splitlines()[-1] for r in t["responses"]]
+        assert not any(a.startswith("exit(") for a in actions)  # cut off for repeating itself
+        assert len(set(actions[-3:])) == 1, actions
+    by_family = {t["family"]: t["label"] for t in out}
+    assert by_family["shop.category_sorted"] and not by_family["shop.product_price"]  # goal page kept / no answer
 
 
 def test_balance_drops_the_policy_rollouts_last():

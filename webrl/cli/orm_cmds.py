@@ -11,10 +11,10 @@ from pathlib import Path
 
 from webrl.cli.model_cmds import add_policy_args
 from webrl.files import write_json_atomic
-from webrl.orm.data import SCRIPTED
+from webrl.orm.data import OPT_IN, SCRIPTED
 from webrl.orm.prompt import LAYOUTS
 
-BEHAVIOURS = (*SCRIPTED, "policy")
+BEHAVIOURS = (*SCRIPTED, *OPT_IN, "policy")
 
 
 def _tasks(split: str, sites: str | None, limit: int | None):
@@ -46,7 +46,7 @@ def cmd_orm_data(args: argparse.Namespace) -> int:
     prompt = load_prompt_config(args.policy) if args.policy else SFT_PRESETS["cpu"].prompt
     t0 = time.perf_counter()
     env = WebEnv()
-    trajs = scripted_trajectories(tasks, env, prompt, [b for b in behaviours if b in SCRIPTED], args.seed,
+    trajs = scripted_trajectories(tasks, env, prompt, [b for b in behaviours if b in SCRIPTED + OPT_IN], args.seed,
                                   progress=not args.no_progress)  # fmt: skip
     env.close()
     if "policy" in behaviours:
@@ -205,7 +205,8 @@ def add_commands(sub) -> None:
     d = osub.add_parser("data", help="labelled trajectories (evaluator labels) from scripted and policy behaviours")
     d.add_argument("--out", required=True, help="output JSONL (a .stats.json is written next to it)")
     d.add_argument("--split", default="train", help="train | test | FILE.json (test: for `orm eval` only)")
-    d.add_argument("--behaviours", default=",".join(SCRIPTED), help=f"comma list of {', '.join(BEHAVIOURS)}")
+    d.add_argument("--behaviours", default=",".join(SCRIPTED),
+                   help=f"comma list of {', '.join(BEHAVIOURS)} (default: all but {', '.join(OPT_IN)} and policy)")
     d.add_argument("--policy", default=None, help="checkpoint or URL for the 'policy' behaviour (T=0 and T=1)")
     d.add_argument("--policy-tasks", type=int, default=48, help="site-stratified tasks the policy rolls out (0 = all)")
     d.add_argument("--max-steps", type=int, default=12, help="policy rollouts: steps before truncation")

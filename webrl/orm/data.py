@@ -36,6 +36,14 @@ ground-truth evaluator; label_source = "evaluator"):
            wandering back to the order page, P(success) 0.000 from an ORM whose data held
            only straight successes); the evaluator labels it, so a click that changed the
            site's state makes it a failure
+  overstay the oracle's actions up to its exit, then its last action repeated instead of
+           exiting, until the env cuts the episode off for repeating itself: the demo SFT
+           actor's commonest success (7 of its 17 greedy test successes, docs/results.md
+           2026-12-04 (2): the goal page reached, then "Sort" clicked again and again), which
+           an ORM trained on `loop` (always a failure) scores low; the evaluator labels it, so it
+           succeeds where the final state is what the task asks (a navigation task) and fails
+           where the task wanted an answer or the repeated click changed the state. Not in the
+           default set (`SCRIPTED`) until measured: `--behaviours ...,overstay`
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -70,6 +78,7 @@ from webrl.orm.evidence import contains, final_answer, on_page, task_names, word
 from webrl.tasks.schema import Task
 
 SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up", "wander")
+OPT_IN = ("overstay",)  # scripted behaviours built only when asked for by name
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 ANSWER_FROM_PAGE = "<answer from the page>"
@@ -200,6 +209,8 @@ def perturbations(
             out["give_up"] = oracle_actions[:k] + [RANDOM_CLICK] * rng4.randint(0, 1) + [NOT_AVAILABLE]
         k = random.Random(seed + 5).randint(0, n - 1)  # own stream, as `loop`
         out["wander"] = oracle_actions[:k] + [RANDOM_CLICK, GO_BACK] + oracle_actions[k:-1] + [end]
+        if last is not None and last.kind == "exit":
+            out["overstay"] = oracle_actions[:-1] + [REPEAT] * 8
     if answer_checked and last is not None and last.kind == "exit":
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:
