@@ -37,7 +37,9 @@ ground-truth evaluator; label_source = "evaluator"):
            only straight successes); the evaluator labels it, so a click that changed the
            site's state makes it a failure
   overstay the oracle's actions up to its exit, then its last action repeated instead of
-           exiting, until the env cuts the episode off for repeating itself: the demo SFT
+           exiting (the same response, as a policy repeats itself: its element id may name
+           another element on the page the action led to), until the env cuts the episode
+           off for repeating itself: the demo SFT
            actor's commonest success (7 of its 17 greedy test successes, docs/results.md
            2026-12-04 (2): the goal page reached, then "Sort" clicked again and again), which
            an ORM trained on `loop` (always a failure) scores low; the evaluator labels it, so it
