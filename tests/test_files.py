@@ -57,3 +57,15 @@ def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):
     assert len(lines) == 2 and lines[0]["commit"] == code_version()["commit"]
     if (Path(__file__).resolve().parent.parent / ".git").exists():  # a git checkout (CI's fresh clone is one)
         assert len(lines[0]["commit"]) == 40 and isinstance(lines[0]["dirty"], bool)
+
+
+def test_read_jsonl_reads_the_gzipped_copy_when_the_file_is_absent(tmp_path):
+    import gzip
+
+    from webrl.eval.runner import read_episodes
+
+    (tmp_path / "episodes.jsonl.gz").write_bytes(gzip.compress(b'{"task_id": 1}\n{"task_id": 2}\n'))
+    assert read_jsonl(tmp_path / "episodes.jsonl") == [{"task_id": 1}, {"task_id": 2}]
+    assert read_episodes(tmp_path / "episodes.jsonl") == [{"task_id": 1}, {"task_id": 2}]
+    (tmp_path / "episodes.jsonl").write_text('{"task_id": 3}\n')  # the plain file, when there, wins
+    assert read_jsonl(tmp_path / "episodes.jsonl") == [{"task_id": 3}]

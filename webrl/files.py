@@ -3,11 +3,13 @@
 A file is written whole to a temporary sibling and renamed over the target (`os.replace` is
 atomic on POSIX), so a crash leaves either the old file or the new one, never half of one.
 Append-only JSONL logs (episodes, metrics) may still end in a torn line after a kill;
-`read_jsonl` drops lines that do not parse instead of failing the resume.
+`read_jsonl` drops lines that do not parse instead of failing the resume, and reads a file's
+gzipped copy (`NAME.gz`, as `webrl archive` writes them) when the file itself is absent.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -32,14 +34,24 @@ def write_jsonl_atomic(path: Path, rows: list[dict]) -> None:
     write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
+def read_text_or_gz(path: Path) -> str | None:
+    """The text of `path`, else of its gzipped sibling `path.gz` (how `webrl archive` stores a large
+    JSONL file), else None."""
+    path = Path(path)
+    if path.exists():
+        return path.read_text()
+    gz = path.with_name(path.name + ".gz")
+    return gzip.decompress(gz.read_bytes()).decode() if gz.exists() else None
+
+
 def read_jsonl(path: Path) -> list[dict]:
     """The rows of a JSONL file ([] when missing), skipping lines that do not parse: a line torn
     by a kill mid-append, or the next append glued onto it."""
-    path = Path(path)
-    if not path.exists():
+    text = read_text_or_gz(path)
+    if text is None:
         return []
     rows = []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if line.strip():
             try:
                 rows.append(json.loads(line))

@@ -17,6 +17,7 @@ pytest.importorskip("peft")
 
 from webrl.cli.main import build_parser, main  # noqa: E402
 from webrl.cli.train_cmds import loop_config  # noqa: E402
+from webrl.files import read_jsonl  # noqa: E402
 from webrl.rl.loop import (  # noqa: E402
     Banner,
     LoopConfig,
@@ -421,10 +422,15 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert main(["study", "--out", str(tmp_path / "none"), "--table"]) == 2
     assert main(["study", "--out", str(tmp_path)]) == 2  # running needs --init
     # the command resumes finished runs (no-ops) and writes the table
+    archived = tmp_path.parent / f"{tmp_path.name}-archive"
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
-                 "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
+                 "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress",
+                 "--archive", str(archived)]) == 0  # fmt: skip
     printed = capsys.readouterr().out
     assert (tmp_path / "results.md").exists() and "| webrl |" in printed
+    # --archive: the slim copy was refreshed after the run, and its table is the study's
+    assert (archived / "ARCHIVE.json").exists() and (archived / "results.md").read_text() == (tmp_path / "results.md").read_text()
+    assert not list(archived.rglob("*.safetensors")) and not list(archived.rglob("*.pt"))
     assert f"#### study: webrl, seed 0 -> {tmp_path / 'webrl' / 'seed-0'} (run 1 of 1)\n" in printed  # done: no ETA
     saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
     assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
@@ -458,3 +464,37 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
         assert len((tmp_path / "run" / folder / "episodes.jsonl").read_text().splitlines()) == config["tasks"]
     actor = tmp_path / "run" / "phase-002" / "actor" / "final"
     assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()
+
+
+def test_an_archived_study_regenerates_its_table_and_report(killed_run, tmp_path, monkeypatch):
+    """`webrl archive` of a study: no weights, no page text, and the table and the report come out the
+    same from it (large episode files read through their .gz)."""
+    pytest.importorskip("matplotlib")
+    import shutil
+
+    from webrl.eval import archive as arch
+    from webrl.eval.study import results
+
+    run, _, _ = killed_run
+    study, out = tmp_path / "study", tmp_path / "archive"
+    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
+        shutil.copytree(run, study / name / f"seed-{seed}")
+    monkeypatch.setattr(arch, "GZIP_OVER", 2000)  # so the episode files here take the .gz path
+    assert main(["archive", str(study), "--out", str(study / "a")]) == 2  # inside the source: refused
+    assert main(["archive", str(study), "--out", str(out)]) == 0
+    size = lambda root: sum(f.stat().st_size for f in root.rglob("*") if f.is_file())  # noqa: E731
+    assert size(out) < size(study) / 10
+    assert list(out.rglob("episodes.jsonl.gz")) and not list(out.rglob("*.safetensors")) and not list(out.rglob("tb"))
+    eps = read_jsonl(out / "webrl" / "seed-0" / "phase-001" / "rollouts" / "episodes.jsonl")
+    full = read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl")
+    assert [e["task_id"] for e in eps] == [e["task_id"] for e in full]
+    assert all("final_obs" not in e and all("obs" not in st for st in e["steps"]) for e in eps)
+    assert [st["response"] for st in eps[0]["steps"]] == [st["response"] for st in full[0]["steps"]]
+    names, seeds = ["webrl", "no_replay"], [0, 1]
+    assert results(out, names, seeds) == results(study, names, seeds)
+    assert main(["report", str(out), "--out", str(tmp_path / "r.html")]) == 0
+    assert main(["report", str(study), "--out", str(tmp_path / "s.html")]) == 0
+    imgs = lambda f: (tmp_path / f).read_text().count('<img class="plot"')  # noqa: E731
+    assert imgs("r.html") == imgs("s.html") > 3
+    viewer = (tmp_path / "r-viewer.html").read_text()
+    assert '"response"' in viewer and "URL: " not in viewer  # responses kept, pages not

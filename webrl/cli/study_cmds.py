@@ -27,6 +27,7 @@ from pathlib import Path
 
 from webrl.cli.stages import stage_runner
 from webrl.cli.start_eval import share_start_eval, start_eval_source
+from webrl.eval.archive import archive
 from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
 from webrl.files import copytree_atomic, write_json_atomic
 
@@ -155,7 +156,11 @@ def cmd_study(args: argparse.Namespace) -> int:
             minutes.append((time.monotonic() - t0) / 60)
             left -= 1
         write_results(out, all_names, all_seeds)  # the table so far, after every finished run
+        if args.archive:
+            archive(out, args.archive)
     print(format_results(write_results(out, all_names, all_seeds)))
+    if args.archive:
+        print(f"archive: {args.archive} (webrl study --out {args.archive} --table and webrl report read it)")
     return 0
 
 
@@ -193,6 +198,10 @@ def add_commands(sub) -> None:
                    help="a finished `webrl train` run whose settings equal one (config, seed) of this study "
                         "(e.g. runs/demo/webrl = webrl seed 0): copied in as that run instead of rerunning it; "
                         "repeatable")  # fmt: skip
+    s.add_argument("--archive", default=None, metavar="DIR",
+                   help="after every finished run, refresh a slim copy of the study here (`webrl archive`: no "
+                        "weights, no page text), e.g. a folder inside the repository, so the tables and the report "
+                        "survive losing the run folders")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
                    help="only write and print the table of the runs finished so far (runs nothing; the configs "

@@ -1,4 +1,5 @@
-"""`webrl train` (the WebRL phase loop, rl/loop.py) and `webrl report` (eval/report.py)."""
+"""`webrl train` (the WebRL phase loop, rl/loop.py), `webrl report` (eval/report.py) and `webrl archive`
+(eval/archive.py)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_archive(args: argparse.Namespace) -> int:
+    from webrl.eval.archive import archive
+
+    try:
+        m = archive(args.src, args.out, int(args.max_mb * 2**20))
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"archived {args.src} -> {args.out}: {m['files']} files, {m['bytes'] / 2**20:.2f} MB"
+          + "".join(f"\n  left out {x['path']} ({x['bytes'] / 2**20:.1f} MB > --max-mb)" for x in m["left_out"]))
+    return 0
+
+
 def add_commands(sub) -> None:
     t = sub.add_parser("train", help="the WebRL phase loop: curriculum, rollouts, ORM, critic, actor, eval")
     t.add_argument("--run", required=True, help="run folder (everything the run makes goes here)")
@@ -154,3 +168,10 @@ def add_commands(sub) -> None:
     r.add_argument("--orm-eval", action="append", help="an `orm eval` orm_eval.json to include (repeatable)")
     r.add_argument("--png-dir", default=None, help="also write every plot as a PNG file in this folder")
     r.set_defaults(func=cmd_report)
+
+    a = sub.add_parser("archive", help="a slim copy of a run, study or demo folder (no weights, no page text) "
+                                       "that tables and reports regenerate from; small enough to commit")
+    a.add_argument("src", help="a run, study or demo folder")
+    a.add_argument("--out", required=True, help="archive folder (outside SRC; archiving again refreshes it)")
+    a.add_argument("--max-mb", type=float, default=4.0, help="leave out files larger than this after slimming")
+    a.set_defaults(func=cmd_archive)

@@ -23,7 +23,7 @@ from webrl.agent.policies import Agent
 from webrl.env.backend import BackendError
 from webrl.env.web_env import WebEnv
 from webrl.eval.summary import format_table, summarize
-from webrl.files import write_json_atomic, write_jsonl_atomic
+from webrl.files import read_text_or_gz, write_json_atomic, write_jsonl_atomic
 from webrl.tasks.schema import Task
 
 
@@ -75,10 +75,12 @@ def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) ->
 
 
 def read_episodes(path: Path) -> list[dict]:
-    if not path.exists():
+    """The episodes of an episodes.jsonl (or of its archived `.gz`), up to a torn line."""
+    text = read_text_or_gz(path)
+    if text is None:
         return []
     out = []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         try:
             out.append(json.loads(line))
         except json.JSONDecodeError:

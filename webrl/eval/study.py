@@ -13,6 +13,8 @@ import math
 import statistics
 from pathlib import Path
 
+from webrl.files import read_jsonl
+
 
 def stats(xs: list[float]) -> dict:
     """{"mean", "std" (sample; 0 for one value), "n"}; 6 digits, so that the table's percentages are
@@ -79,9 +81,9 @@ def run_minutes(run: Path, summary: Path) -> float | None:
     phases kept their time across processes, `phase-k/wall_seconds`, logged a resumed phase's last
     process only: for them the figure is a floor.)"""
     s = json.loads(summary.read_text())
-    if "wall_minutes" not in s or not (run / "metrics.jsonl").exists():
+    lines = read_jsonl(run / "metrics.jsonl")
+    if "wall_minutes" not in s or not lines:
         return None
-    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
     phases = sum(m.get("minutes", 0.0) for m in lines)
     return round(phases + (s["wall_minutes"] if summary.parent.parent.name == "final" else 0.0), 2)
 
