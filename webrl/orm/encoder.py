@@ -29,7 +29,8 @@ page does not show (orm/evidence.py). A
 hundred examples; these lines hand it the comparison, and it learns how far to
 trust them (a count like "2" is on many pages).
 
-Training (`train_encoder_orm`) can keep the embeddings and the bottom
+Training (`train_encoder_orm`) can skip, most of the time, the examples it already fits
+(`skip_easy`: selective backprop, `keep_mask`), and can keep the embeddings and the bottom
 `freeze_layers` layers frozen: what they compute for an example then never
 changes, so it is computed once (`BottomCache`, in memory up to
 `frozen_cache_gb`) and later epochs run only the layers above; `bf16` autocasts
@@ -138,6 +139,13 @@ class EncoderORMConfig(TrainConfig):
                   "example (up to frozen_cache_gb) so later epochs run only the layers above"},
     )
     bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training forward/backward"})
+    skip_easy: float = field(
+        default=0.0,
+        metadata={"help": "selective backprop: an example whose loss was under this when last trained on is "
+                  "skipped (kept with probability `skip_keep`), so the time budget goes to the examples not yet "
+                  "fit (0 = off; `keep_mask`)"},
+    )
+    skip_keep: float = field(default=0.2, metadata={"help": "chance that an easy example is trained on anyway"})
 
     def __post_init__(self):
         super().__post_init__()
@@ -147,6 +155,9 @@ class EncoderORMConfig(TrainConfig):
             raise ValueError(f"EncoderORMConfig.freeze_layers must be >= 0, got {self.freeze_layers}")
         if self.pool not in POOLS:
             raise ValueError(f"EncoderORMConfig.pool must be one of {POOLS}, got {self.pool!r}")
+        if self.skip_easy < 0 or not 0 < self.skip_keep <= 1:
+            raise ValueError(f"EncoderORMConfig.skip_easy must be >= 0 and skip_keep in (0, 1], got "
+                             f"{self.skip_easy}, {self.skip_keep}")
 
 
 ENCODER_PRESETS: dict[str, EncoderORMConfig] = {
@@ -290,6 +301,20 @@ class BottomCache:
         return out
 
 
+def keep_mask(idx: list[int], last_loss: dict[int, float], threshold: float, keep: float, rng: random.Random) -> list[bool]:
+    """Selective backprop (Jiang et al. 2019, "Accelerating deep learning by focusing on the
+    biggest losers"), with a threshold: which examples of a batch to train on. An example whose
+    loss was under `threshold` the last time it was trained on is kept with probability `keep`;
+    one never trained on, or not yet fit, always is. At least one example is kept (the one with
+    the largest last loss), so every step trains. `threshold` 0 keeps all."""
+    if threshold <= 0:
+        return [True] * len(idx)
+    mask = [last_loss.get(i, math.inf) >= threshold or rng.random() < keep for i in idx]
+    if not any(mask):
+        mask[max(range(len(idx)), key=lambda j: last_loss[idx[j]])] = True
+    return mask
+
+
 def pad_pairs(pairs: list[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Right-padded (input_ids, attention_mask, token_type_ids)."""
     T = max(len(ids) for ids, _ in pairs)
@@ -396,6 +421,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, elapsed, wall = 0, 0.0, 0.0
+    last_loss: dict[int, float] = {}  # example -> its loss when last trained on (selective backprop)
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
         from safetensors.torch import load_file
@@ -405,31 +431,37 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         opt.load_state_dict(state["optimizer"])
         step, elapsed, wall = state["step"], state["elapsed_s"], state["wall_s"]
         torch.set_rng_state(state["torch_rng"])
+        last_loss = {int(k): v for k, v in state.get("last_loss", {}).items()}
     per_epoch = len(length_batches(lengths, cfg.max_batch_tokens, cfg.seed))
     total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
     print(f"orm-encoder: {len(trajs)} trajectories ({sum(labels)} successes), {per_epoch} batches/epoch, "
           f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
           + (f"; layers 0-{cfg.freeze_layers - 1} frozen, cached (<= {cfg.frozen_cache_gb:g} GB)" if cache else "")
-          + (", bf16 autocast" if cfg.bf16 else "") + (f"; resuming at step {step}" if step else ""))  # fmt: skip
+          + (", bf16 autocast" if cfg.bf16 else "")
+          + (f"; examples under loss {cfg.skip_easy:g} skipped {1 - cfg.skip_keep:.0%} of the time" if cfg.skip_easy else "")
+          + (f"; resuming at step {step}" if step else ""))  # fmt: skip
 
     def save(path: Path) -> None:
         (path / "trainer_state.pt").unlink(missing_ok=True)  # re-saving a checkpoint: untrusted until done
         save_classifier(model, tok, cfg, path)
         tmp = path / "trainer_state.tmp"
         torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
-                    "torch_rng": torch.get_rng_state()}, tmp)  # fmt: skip
+                    "torch_rng": torch.get_rng_state(), "last_loss": {str(k): v for k, v in last_loss.items()}},
+                   tmp)  # fmt: skip
         tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
 
     schedule = EpochBatches(lengths, cfg.max_batch_tokens, cfg.seed)
     model.train()
     bar = tqdm(total=total, initial=step, desc="orm-encoder", unit="step", disable=not progress)
     tb = ScalarLog(out / "tb")
-    win = {"loss": 0.0, "correct": 0, "n": 0, "steps": 0, "tokens": 0, "padded": 0, "seconds": 0.0}
+    win = {"loss": 0.0, "correct": 0, "n": 0, "steps": 0, "tokens": 0, "padded": 0, "seconds": 0.0, "drawn": 0}
     line: dict = {}
     last_save = time.perf_counter()
     while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
-        idx = schedule.at(step)
+        drawn = schedule.at(step)
         t0, c0 = time.perf_counter(), time.process_time()
+        mask = keep_mask(drawn, last_loss, cfg.skip_easy, cfg.skip_keep, random.Random(cfg.seed * 1_000_003 + step))
+        idx = [i for i, m in zip(drawn, mask, strict=True) if m]
         ids, mask, types = (t.to(device) for t in pad_pairs([pairs[i] for i in idx], tok.pad_token_id))
         y = torch.tensor([labels[i] for i in idx], device=device)
         lr = lr_at(cfg, step, total, elapsed)
@@ -440,8 +472,11 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
                 logits = model.top(cache.hidden(idx, ids, mask, types), mask, cfg.freeze_layers, types)
             else:
                 logits = model(ids, mask, types)
-        loss = torch.nn.functional.cross_entropy(logits.float(), y)
+        losses = torch.nn.functional.cross_entropy(logits.float(), y, reduction="none")
+        loss = losses.mean()
         loss.backward()
+        if cfg.skip_easy:
+            last_loss.update(zip(idx, losses.detach().tolist(), strict=True))
         if cfg.grad_clip:
             torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)
         opt.step()
@@ -453,6 +488,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         win["loss"] += loss.item() * len(idx)
         win["correct"] += int((logits.argmax(-1) == y).sum())
         win["n"] += len(idx)
+        win["drawn"] += len(drawn)
         win["steps"] += 1
         win["tokens"] += int(mask.sum())
         win["padded"] += mask.numel()
@@ -464,7 +500,8 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
                     "wall_s": round(wall, 1), "losses/orm": round(win["loss"] / win["n"], 4),
                     "charts/train_accuracy": round(win["correct"] / win["n"], 4), "charts/lr": lr,
                     "charts/tokens_s": round(win["tokens"] / win["seconds"], 1),
-                    "charts/padding": round(win["tokens"] / win["padded"], 3)}  # fmt: skip
+                    "charts/padding": round(win["tokens"] / win["padded"], 3),
+                    "charts/kept": round(win["n"] / win["drawn"], 3)}  # fmt: skip
             with (out / "metrics.jsonl").open("a") as f:
                 f.write(json.dumps(line) + "\n")
             tb.write(line, step)
