@@ -421,6 +421,7 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     assert json.loads((tmp_path / "results.json").read_text())["no_replay"]["all"]["n"] == 1
     assert main(["study", "--out", str(tmp_path / "none"), "--table"]) == 2
     assert main(["study", "--out", str(tmp_path)]) == 2  # running needs --init
+    assert main(["study", "--out", str(tmp_path), "--init", "x", "--archive", str(tmp_path / "a")]) == 2  # inside
     # the command resumes finished runs (no-ops) and writes the table
     archived = tmp_path.parent / f"{tmp_path.name}-archive"
     assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),

@@ -103,6 +103,9 @@ def cmd_study(args: argparse.Namespace) -> int:
             return 2
         print(format_results(write_results(out, *layout)))
         return 0
+    if args.archive and (Path(args.archive).resolve() == out.resolve() or out.resolve() in Path(args.archive).resolve().parents):
+        print(f"error: --archive {args.archive} must lie outside the study folder {out}", file=sys.stderr)
+        return 2
     if not args.init:
         print("error: --init (the starting actor's checkpoint) is required to run the study", file=sys.stderr)
         return 2
