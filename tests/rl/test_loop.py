@@ -497,5 +497,10 @@ def test_an_archived_study_regenerates_its_table_and_report(killed_run, tmp_path
     assert main(["report", str(study), "--out", str(tmp_path / "s.html")]) == 0
     imgs = lambda f: (tmp_path / f).read_text().count('<img class="plot"')  # noqa: E731
     assert imgs("r.html") == imgs("s.html") > 3
-    viewer = (tmp_path / "r-viewer.html").read_text()
-    assert '"response"' in viewer and "URL: " not in viewer  # responses kept, pages not
+    def viewer_steps(name: str) -> list[dict]:
+        data = (tmp_path / name).read_text().split('type="application/json">')[1].split("</script>")[0]
+        return [st for e in json.loads(data.replace("<\\/", "</")) for st in e["steps"]]
+
+    archived, full = viewer_steps("r-viewer.html"), viewer_steps("s-viewer.html")
+    assert len(archived) == len(full) > 0 and [st["response"] for st in archived] == [st["response"] for st in full]
+    assert all("obs" not in st for st in archived) and all(st["obs"].startswith("URL: ") for st in full)  # pages: not kept

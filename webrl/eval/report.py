@@ -503,8 +503,9 @@ def _episodes(run: dict) -> list[dict]:
         for e in read_jsonl(f):
             out.append({"source": f"{run['name']} · {label}", "task_id": e.get("task_id"), "intent": e.get("intent"),
                         "site": e.get("site"), "success": e.get("success"), "steps": [
-                            {"obs": s.get("obs"), "response": s.get("response"), "action": s.get("action"),
-                             "error": s.get("error"), "url": s.get("url"), "screenshot": _screenshot(s.get("screenshot"))}
+                            {**({"obs": s["obs"]} if "obs" in s else {}), "response": s.get("response"),
+                             "action": s.get("action"), "error": s.get("error"), "url": s.get("url"),
+                             "screenshot": _screenshot(s.get("screenshot"))}
                             for s in e.get("steps", [])]})  # fmt: skip
     return out
 
@@ -557,7 +558,7 @@ function show(i) {
     add(d, 'b', `step ${k + 1} · ${st.url || ''}`);
     if (st.screenshot) { const im = document.createElement('img'); im.className = 'shot';
       im.src = 'data:image/png;base64,' + st.screenshot; im.style.maxWidth = '100%'; d.appendChild(im); }
-    if (st.obs) add(d, 'pre', st.obs);
+    if (st.obs) add(d, 'pre', st.obs); else if (!('obs' in st)) add(d, 'div', '(page text not kept: an archived run)');
     add(d, 'pre', 'response: ' + (st.response || ''));
     add(d, 'div', 'parsed: ' + (st.action || '(none)'));
     if (st.error) add(d, 'div', 'error: ' + st.error, 'bad');
