@@ -34,7 +34,7 @@ def test_archive_keeps_records_drops_weights_and_gzips_large_jsonl(tmp_path, mon
     src, dst = tmp_path / "run", tmp_path / "arch"
     eps = "".join(json.dumps({"task_id": i, "success": i % 2 == 0, "final_obs": "x" * 500,
                               "steps": [{"obs": "y" * 500, "action": "exit()"}]}) + "\n" for i in range(40))  # fmt: skip
-    _tree(src, {"train_config.json": b"{}", "metrics.jsonl": b'{"phase": 1}\n', "phase-001/eval/done": b"",
+    _tree(src, {"train_config.json": b"{}", "metrics.jsonl": b'{"phase": 1}\n', "phase-001/eval/done": b"", "phase-001/wall_seconds": b"61.5",
                 "phase-001/eval/summary.json": b'{"success_rate": 0.5}', "phase-001/eval/episodes.jsonl": eps.encode(),
                 "phase-001/actor/final/adapter_model.safetensors": b"W", "phase-001/actor/final/adapter_config.json": b"{}",
                 "phase-001/actor/ckpt-2/trainer_state.pt": b"S", "phase-001/actor/metrics.jsonl": b'{"step": 1}\n',
@@ -44,14 +44,15 @@ def test_archive_keeps_records_drops_weights_and_gzips_large_jsonl(tmp_path, mon
     m = arch.archive(src, dst, max_bytes=20_000)
     got = sorted(str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file())
     assert got == ["ARCHIVE.json", "metrics.jsonl", "phase-001/actor/metrics.jsonl", "phase-001/eval/done",
-                   "phase-001/eval/episodes.jsonl.gz", "phase-001/eval/summary.json", "train_config.json"]  # fmt: skip
+                   "phase-001/eval/episodes.jsonl.gz", "phase-001/eval/summary.json", "phase-001/wall_seconds",
+                   "train_config.json"]  # fmt: skip
     assert [x["path"] for x in m["left_out"]] == ["big/orm.jsonl"] and m["left_out"][0]["bytes"] > 20_000
     slim = read_jsonl(dst / "phase-001" / "eval" / "episodes.jsonl")  # through the .gz
     assert [e["task_id"] for e in slim] == list(range(40)) and all("final_obs" not in e for e in slim)
     assert slim[0]["steps"] == [{"action": "exit()"}]
     assert json.loads(gzip.decompress((dst / "phase-001/eval/episodes.jsonl.gz").read_bytes()).splitlines()[0])["task_id"] == 0
     saved = json.loads((dst / "ARCHIVE.json").read_text())
-    assert saved["source"] == str(src.resolve()) and saved["files"] == 6 and "archiver" in saved
+    assert saved["source"] == str(src.resolve()) and saved["files"] == 7 and "archiver" in saved
     # archiving again, after the file shrank below the gzip threshold: the stale .gz goes
     (src / "phase-001/eval/episodes.jsonl").write_text('{"task_id": 0, "success": true}\n')
     arch.archive(src, dst, max_bytes=20_000)

@@ -4,7 +4,7 @@ Run folders hold checkpoints and every page the agent saw (hundreds of MB a run)
 loses them loses the evidence behind a results table. The archive keeps what the tables, the
 report and the viewer read, and nothing that needs a model:
 
-- every `*.json`, `*.jsonl`, `*.md` and `done` file under SRC, folder structure kept;
+- every `*.json`, `*.jsonl`, `*.md`, `done` and `wall_seconds` file under SRC, folder structure kept;
 - skipped: folders that hold weights (a `*.safetensors`, `*.bin` or `*.pt` file: checkpoints,
   with their configs) and TensorBoard folders (`tb`: the metrics files hold the same numbers);
 - slimmed (`slim_row`): episode-like rows lose the page text (`final_obs`, each step's `obs` and
@@ -31,7 +31,7 @@ from webrl.files import read_jsonl, write_json_atomic
 from webrl.provenance import code_version
 
 KEEP_SUFFIXES = (".json", ".jsonl", ".md")
-KEEP_NAMES = ("done",)
+KEEP_NAMES = ("done", "wall_seconds")  # marks and clocks of finished stages and phases
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 SKIP_DIRS = ("tb",)
 PAGE_KEYS = ("obs", "screenshot")  # a step's page text and screenshot path
