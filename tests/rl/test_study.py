@@ -167,3 +167,30 @@ def test_every_study_config_is_a_valid_loop_config():
         assert all(getattr(cfg, k) == v for k, v in override.items()), name
     assert LoopConfig(**{**base, **CONFIGS["replay_x4"]}).replay_sample == 4.0 and base["replay_sample"] == 1.0
     assert LoopConfig(**{**base, **CONFIGS["released"]}).loss == "released"
+
+
+def test_an_archived_start_eval_is_shared_and_read(tmp_path, monkeypatch):
+    """A run's archive (episodes gzipped, pages dropped) still serves as a start eval to share: a new
+    run takes it, and the study's task-by-task outcomes read it."""
+    from webrl.cli.start_eval import share_start_eval, start_eval_source
+    from webrl.eval import archive as arch
+    from webrl.eval.study import outcomes
+
+    cfg = LoopConfig(init="sft/final", reward="oracle")
+    src = tmp_path / "runs" / "demo" / "webrl"
+    ev = src / "phase-000" / "eval"
+    ev.mkdir(parents=True)
+    (src / "train_config.json").write_text(json.dumps(cfg.to_json()))
+    (ev / "done").write_text("")
+    (ev / "summary.json").write_text(json.dumps({"success_rate": 0.5, "episodes": 2}))
+    (ev / "episodes.jsonl").write_text("".join(json.dumps({"task_id": i, "success": i == 1, "final_obs": "P" * 900,
+                                                           "steps": [{"obs": "P" * 900, "response": "r"}]}) + "\n"
+                                               for i in range(2)))  # fmt: skip
+    monkeypatch.setattr(arch, "GZIP_OVER", 100)
+    arch.archive(tmp_path / "runs", tmp_path / "archive")
+    archived = tmp_path / "archive" / "demo" / "webrl"
+    assert (archived / "phase-000" / "eval" / "episodes.jsonl.gz").exists()
+    assert start_eval_source([archived], cfg) == archived
+    new = tmp_path / "new-run"
+    assert share_start_eval(archived, new)
+    assert outcomes(new / "phase-000" / "eval") == {0: False, 1: True} == outcomes(ev)
