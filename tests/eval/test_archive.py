@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -58,6 +59,11 @@ def test_archive_keeps_records_drops_weights_and_gzips_large_jsonl(tmp_path, mon
     arch.archive(src, dst, max_bytes=20_000)
     assert not (dst / "phase-001/eval/episodes.jsonl.gz").exists()
     assert read_jsonl(dst / "phase-001/eval/episodes.jsonl") == [{"task_id": 0, "success": True}]
+    # and a file that has grown past the cap: its earlier copy goes too (no stale record is kept)
+    (src / "metrics.jsonl").write_text("".join(json.dumps({"phase": i, "pad": os.urandom(50).hex()}) + "\n" for i in range(300)))
+    arch.archive(src, dst, max_bytes=2_000)
+    assert not (dst / "metrics.jsonl").exists() and not (dst / "metrics.jsonl.gz").exists()
+    assert "metrics.jsonl" in [x["path"] for x in json.loads((dst / "ARCHIVE.json").read_text())["left_out"]]
 
 
 def test_archive_refuses_a_missing_source_or_a_target_inside_it(tmp_path):

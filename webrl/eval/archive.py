@@ -14,9 +14,11 @@ report and the viewer read, and nothing that needs a model:
 - files still over `max_bytes` are left out and listed in the manifest.
 
 `ARCHIVE.json` at DST's top says where it came from, when, which code archived it (the runs'
-own commits are in their `invocations.jsonl`), and what was left out. A study folder archives whole (its runs are subfolders), so `webrl study --table` and
-`webrl report` regenerate from the archive; `webrl study --archive DST` refreshes it after every
-finished run. Archiving again replaces the files it writes (an interrupted archive is redone).
+own commits are in their `invocations.jsonl`), and what was left out. A study folder archives
+whole (its runs are subfolders), so `webrl study --table` and `webrl report` regenerate from the
+archive; `webrl study --archive DST` refreshes it after every finished run. Archiving again
+replaces the files it writes, and drops its earlier copy of a file now left out (an interrupted
+archive is redone).
 """
 
 from __future__ import annotations
@@ -92,11 +94,13 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dic
             data = "".join(json.dumps(slim_row(r)) + "\n" for r in read_jsonl(src / rel)).encode()
             if len(data) > GZIP_OVER:
                 data, name = gzip.compress(data, mtime=0), rel.with_name(rel.name + ".gz")
+        for old in (dst / rel, dst / rel.with_name(rel.name + ".gz")):
+            if old != dst / name:  # an earlier archive's other form, or its copy of a file now left out
+                old.unlink(missing_ok=True)
         if len(data) > max_bytes:
             left_out.append({"path": str(rel), "bytes": len(data)})
+            (dst / name).unlink(missing_ok=True)
             continue
-        other = dst / (rel.with_name(rel.name + ".gz") if name == rel else rel)
-        other.unlink(missing_ok=True)  # the other form of the file from an earlier archive
         _write(dst / name, data)
         files.append(str(name))
         total += len(data)
