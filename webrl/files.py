@@ -16,13 +16,17 @@ import shutil
 from pathlib import Path
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary sibling and a rename (parent folders made)."""
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary sibling and a rename (parent folders made)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode())
 
 
 def write_json_atomic(path: Path, obj, **kw) -> None:

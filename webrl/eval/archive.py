@@ -29,7 +29,7 @@ import os
 import time
 from pathlib import Path
 
-from webrl.files import read_jsonl, write_json_atomic
+from webrl.files import read_jsonl, write_bytes_atomic, write_json_atomic
 from webrl.provenance import code_version
 
 KEEP_SUFFIXES = (".json", ".jsonl", ".md")
@@ -72,13 +72,6 @@ def kept_files(src: Path) -> list[Path]:
     return keep
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dict:
     """Write the slim copy of `src` into `dst` (see the module docstring); returns the manifest."""
     src, dst = Path(src), Path(dst)
@@ -101,7 +94,7 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dic
             left_out.append({"path": str(rel), "bytes": len(data)})
             (dst / name).unlink(missing_ok=True)
             continue
-        _write(dst / name, data)
+        write_bytes_atomic(dst / name, data)
         files.append(str(name))
         total += len(data)
     manifest = {"source": str(src.resolve()), "archived": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
