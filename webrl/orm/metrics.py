@@ -19,6 +19,21 @@ def confusion(probs: list[float], labels: list[bool], threshold: float = 0.5) ->
     return c
 
 
+def loop_rewards(rows: list[dict]) -> dict | None:
+    """The phase loop's training rewards against the evaluators, over `labels.jsonl` rows
+    ({p_success, reward, true_reward}; rows without an evaluator, true_reward None, left out):
+    rollouts, true successes, rewarded, rewarded rightly, false positives, missed successes and
+    the AUC of P(success). None when no row has an evaluator."""
+    xs = [x for x in rows if x.get("true_reward") is not None]
+    if not xs:
+        return None
+    truth = [x["true_reward"] >= 1.0 for x in xs]
+    c = confusion([x["reward"] for x in xs], truth)  # the loop's own decisions (reward 1 or 0)
+    return {"rollouts": len(xs), "true_successes": sum(truth), "rewarded": c["tp"] + c["fp"],
+            "true_positives": c["tp"], "false_positives": c["fp"], "missed": c["fn"],
+            "auc": auc([x["p_success"] for x in xs], truth)}  # fmt: skip
+
+
 def _div(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
