@@ -189,6 +189,32 @@ def test_learns_resumes_exactly_and_scores_in_batches(tmp_path):
     assert load_orm(tmp_path / "run" / "final").prob_success(held) == pytest.approx(probs, abs=1e-5)
 
 
+def test_planned_steps_hand_checked():
+    from webrl.rl.sft import planned_steps
+
+    assert planned_steps(20, 600, 15, 10_000) == 800  # 0.75 s a step: 585 s left hold 780 more
+    assert planned_steps(20, 600, 15, 500) == 500  # never past the epochs' plan
+    assert planned_steps(20, 10, 15, 500) == 20  # the budget already spent: stop where it is
+    assert planned_steps(0, 600, 0, 500) == 500
+
+
+def test_a_time_budget_becomes_a_step_count_that_reproduces_the_run(tmp_path):
+    """The budget is turned into a step count at the end of warmup (plan.json, the checkpoints); a
+    run of that many steps without a budget ends with the same weights."""
+    data = tmp_path / "train.jsonl"
+    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=0, epochs=40.0, minutes=0.05, warmup_steps=2,
+                  max_batch_tokens=512, save_minutes=0.0)  # fmt: skip
+    line = train_encoder_orm(cfg, tmp_path / "budget", progress=False)
+    plan = json.loads((tmp_path / "budget" / "plan.json").read_text())
+    n = plan["planned_steps"]
+    assert plan["after_steps"] == 2 and line["planned_steps"] == n == line["step"] and n >= 2
+    train_encoder_orm(replace(cfg, minutes=0.0, max_steps=n), tmp_path / "steps", progress=False)
+    held = [order_traj(i, i % 3 == 0) for i in range(50, 62)]
+    a = load_orm(tmp_path / "budget" / "final").prob_success(held)
+    assert load_orm(tmp_path / "steps" / "final").prob_success(held) == a  # bit for bit
+
+
 def test_frozen_bottom_is_the_same_forward_and_trains_only_the_top(tmp_path):
     """bottom(k) then top(k) equals the full forward on a padded batch; with freeze_layers the
     embeddings and the bottom layers keep their weights, the cached run learns the held-out rule,

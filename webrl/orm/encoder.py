@@ -58,14 +58,14 @@ import math
 import random
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
 
 from webrl.agent.view import compact_page
-from webrl.files import copytree_atomic
+from webrl.files import copytree_atomic, write_json_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
@@ -78,6 +78,7 @@ from webrl.rl.sft import (
     clock_advance,
     latest_checkpoint,
     lr_at,
+    planned_steps,
 )
 from webrl.tensorboard import ScalarLog
 
@@ -400,7 +401,9 @@ class EncoderORM:
 
 def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = True) -> dict:
     """Train (or resume from the latest `ckpt-*`) the encoder ORM into `out`; returns the last metrics line.
-    AdamW, warmup + cosine over the planned steps or `cfg.minutes`, length-bucketed batches."""
+    AdamW, warmup + cosine over the planned steps, length-bucketed batches. A time budget
+    (`cfg.minutes`) becomes a step count at the end of warmup (`planned_steps`, saved in plan.json
+    and the checkpoints), so `max_steps` = that count without a budget reproduces the run."""
     from webrl.orm.train import check_trajectories
 
     out = Path(out)
@@ -421,6 +424,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, elapsed, wall = 0, 0.0, 0.0
+    planned: int | None = None  # a time budget's step count, fixed at the end of warmup (`planned_steps`)
     last_loss: dict[int, float] = {}  # example -> its loss when last trained on (selective backprop)
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
@@ -432,10 +436,13 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         step, elapsed, wall = state["step"], state["elapsed_s"], state["wall_s"]
         torch.set_rng_state(state["torch_rng"])
         last_loss = {int(k): v for k, v in state.get("last_loss", {}).items()}
+        planned = state.get("planned_steps")
     per_epoch = len(length_batches(lengths, cfg.max_batch_tokens, cfg.seed))
-    total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    total = planned or cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
     print(f"orm-encoder: {len(trajs)} trajectories ({sum(labels)} successes), {per_epoch} batches/epoch, "
-          f"{total} steps planned" + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
+          f"{total} steps planned"
+          + (f", {cfg.minutes:g} min budget (a step count after the {max(1, cfg.warmup_steps)} warmup steps)"
+             if cfg.minutes and planned is None else "")
           + (f"; layers 0-{cfg.freeze_layers - 1} frozen, cached (<= {cfg.frozen_cache_gb:g} GB)" if cache else "")
           + (", bf16 autocast" if cfg.bf16 else "")
           + (f"; examples under loss {cfg.skip_easy:g} skipped {1 - cfg.skip_keep:.0%} of the time" if cfg.skip_easy else "")
@@ -446,8 +453,8 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         save_classifier(model, tok, cfg, path)
         tmp = path / "trainer_state.tmp"
         torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
-                    "torch_rng": torch.get_rng_state(), "last_loss": {str(k): v for k, v in last_loss.items()}},
-                   tmp)  # fmt: skip
+                    "torch_rng": torch.get_rng_state(), "last_loss": {str(k): v for k, v in last_loss.items()},
+                    "planned_steps": planned}, tmp)  # fmt: skip
         tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
 
     schedule = EpochBatches(lengths, cfg.max_batch_tokens, cfg.seed)
@@ -457,14 +464,14 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     win = {"loss": 0.0, "correct": 0, "n": 0, "steps": 0, "tokens": 0, "padded": 0, "seconds": 0.0, "drawn": 0}
     line: dict = {}
     last_save = time.perf_counter()
-    while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
+    while step < total:  # a budget sets `total` at the end of warmup (at least the warmup runs)
         drawn = schedule.at(step)
         t0, c0 = time.perf_counter(), time.process_time()
         mask = keep_mask(drawn, last_loss, cfg.skip_easy, cfg.skip_keep, random.Random(cfg.seed * 1_000_003 + step))
         idx = [i for i, m in zip(drawn, mask, strict=True) if m]
         ids, mask, types = (t.to(device) for t in pad_pairs([pairs[i] for i in idx], tok.pad_token_id))
         y = torch.tensor([labels[i] for i in idx], device=device)
-        lr = lr_at(cfg, step, total, elapsed)
+        lr = lr_at(cfg if planned is None else replace(cfg, minutes=0.0), step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
         with bf16_autocast(device, cfg.bf16):
@@ -485,6 +492,14 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         step += 1
         wall += dt
         elapsed += budget_s
+        if cfg.minutes and planned is None and step >= max(1, cfg.warmup_steps):
+            planned = total = planned_steps(step, cfg.minutes * 60, elapsed, total)
+            write_json_atomic(out / "plan.json", {"planned_steps": planned, "budget_minutes": cfg.minutes,
+                                                  "after_steps": step, "after_seconds": round(elapsed, 2)})  # fmt: skip
+            bar.total = total
+            bar.refresh()
+            tqdm.write(f"orm-encoder: the {cfg.minutes:g}-min budget at this pace = {planned} steps; "
+                       f"`--minutes 0 --max-steps {planned}` reproduces this run")  # fmt: skip
         win["loss"] += loss.item() * len(idx)
         win["correct"] += int((logits.argmax(-1) == y).sum())
         win["n"] += len(idx)
@@ -514,4 +529,5 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     model.eval()
     save(out / f"ckpt-{step}")
     copytree_atomic(out / f"ckpt-{step}", out / "final", ignore=shutil.ignore_patterns("trainer_state.pt"))
-    return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
+    return (line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}) | (
+        {"planned_steps": planned} if planned is not None else {})

@@ -179,6 +179,17 @@ def lr_at(cfg: SFTConfig, step: int, total_steps: int, elapsed_s: float) -> floa
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def planned_steps(step: int, budget_s: float, elapsed_s: float, cap: int) -> int:
+    """A time budget turned into a step count once `step` steps have taken `elapsed_s` of it: the
+    steps so far plus as many more as the rest of the budget holds at their mean pace, within
+    [step, cap]. Training to a fixed count from then on (the lr schedule over those steps) makes
+    the run a function of the data, the seed and that count: `--max-steps N` reproduces it."""
+    if step <= 0 or elapsed_s <= 0:
+        return cap
+    more = int((budget_s - elapsed_s) / (elapsed_s / step))
+    return max(step, min(cap, step + more))
+
+
 def clock_advance(cfg: TrainConfig, t0: float, c0: float) -> tuple[float, float]:
     """(wall seconds, budget seconds) since t0 = perf_counter(), c0 = process_time(): the budget
     (`cfg.minutes`) counts wall time, or process CPU time / torch threads under clock="cpu"."""
