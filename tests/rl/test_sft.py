@@ -128,6 +128,31 @@ def test_step_weight_gives_every_example_of_an_epoch_the_same_weight(tmp_path):
     assert sorted(seen) == [(1, 0.5), (3, 1.5)]  # 2 batches, 4 examples: each example weighs 0.5
 
 
+def test_a_time_budget_becomes_a_step_count_that_reproduces_the_run(tmp_path):
+    """`fit` turns `minutes` into a step count at the end of warmup (plan.json); training that many
+    steps without a budget, from the same start, ends with the same weights."""
+    from webrl.models.build import build
+    from webrl.rl.sft import TrainConfig, fit
+
+    model, tok = build(preset("cpu-tiny"))
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    examples = [Example(tuple(range(5, 25 + i)), 15, f"e{i}") for i in range(8)]
+    cfg = TrainConfig(epochs=50.0, minutes=0.03, warmup_steps=2, max_batch_tokens=80, max_seq_tokens=80,
+                      save_minutes=100.0, log_every=1)  # fmt: skip
+    torch.manual_seed(0)
+    line = fit(examples, cfg, model, tok, preset("cpu-tiny"), tmp_path / "budget", "sft", {}, progress=False)
+    plan = json.loads((tmp_path / "budget" / "plan.json").read_text())
+    n = plan["planned_steps"]
+    assert plan["after_steps"] == 2 and line["planned_steps"] == n == line["step"] and n >= 2
+    budget_run = {k: v.clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(start)
+    torch.manual_seed(0)
+    line = fit(examples, replace(cfg, minutes=0.0, max_steps=n), model, tok, preset("cpu-tiny"), tmp_path / "steps",
+               "sft", {}, progress=False)  # fmt: skip
+    assert line["step"] == n and "planned_steps" not in line
+    assert all(torch.equal(v, budget_run[k]) for k, v in model.state_dict().items())
+
+
 def test_sft_runs_checkpoints_and_resumes_exactly(tmp_path):
     cfg = replace(SFT_PRESETS["cpu-tiny"], limit=2, sites="shop", max_steps=3, save_minutes=0.0)
     torch.set_num_threads(1)

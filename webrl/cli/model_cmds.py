@@ -231,7 +231,8 @@ def add_commands(sub, bench_sub) -> None:
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu (SmolLM2 + LoRA) | gpu")
     s.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
     s.add_argument("--base", default=None, help="another base model: a local HF directory or a hub id")
-    s.add_argument("--minutes", type=float, default=None, help="training time budget in minutes (default: none; the cpu preset trains 2 epochs)")
+    s.add_argument("--minutes", type=float, default=None, help="training time budget in minutes (default: none; the cpu preset trains 2 epochs); it becomes "
+                   "a step count at the end of warmup (OUT/plan.json): --minutes 0 --max-steps N reproduces the run")
     s.add_argument("--clock", default=None, help='"wall" or "cpu" (CPU seconds / threads) for --minutes')
     s.add_argument("--max-steps", type=int, default=None, help="optimizer steps (default: from epochs)")
     s.add_argument("--epochs", type=float, default=None, help="passes over the examples")

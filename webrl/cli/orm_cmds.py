@@ -230,7 +230,8 @@ def add_commands(sub) -> None:
                         "encoder: all-MiniLM-L6-v2 + a two-way head (orm/encoder.py)")  # fmt: skip
     t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (of the chosen --kind)")
     t.add_argument("--base", default=None, help="another backbone: a local HF directory (lm: or a hub id)")
-    t.add_argument("--minutes", type=float, default=None, help="training time budget (preset: cpu 12 for lm, 10 for encoder)")
+    t.add_argument("--minutes", type=float, default=None, help="training time budget (preset: cpu 12 for lm, 10 for encoder); it becomes a step count at "
+                   "the end of warmup (OUT/plan.json): --minutes 0 --max-steps N reproduces the run")
     t.add_argument("--clock", default=None, help='"wall" or "cpu" (CPU seconds / threads) for --minutes')
     t.add_argument("--max-steps", type=int, default=None, help="optimizer steps (default: from epochs)")
     t.add_argument("--epochs", type=float, default=None, help="passes over the examples")

@@ -32,7 +32,7 @@ import math
 import random
 import shutil
 import time
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
@@ -60,7 +60,11 @@ class TrainConfig:
     grad_clip: float = field(default=1.0, metadata={"help": "max global grad norm (0 = off)"})
     epochs: float = field(default=1.0, metadata={"help": "passes over the examples (fractions allowed)"})
     max_steps: int = field(default=0, metadata={"help": "optimizer steps (0 = from epochs)"})
-    minutes: float = field(default=0.0, metadata={"help": "training time budget in minutes (0 = none); the lr schedule ends with it"})
+    minutes: float = field(
+        default=0.0,
+        metadata={"help": "training time budget in minutes (0 = none), turned into a step count at the end of warmup "
+                  "(plan.json): --max-steps N without a budget reproduces the run"},
+    )
     max_batch_tokens: int = field(default=2400, metadata={"help": "padded tokens per batch (length bucketing)"})
     max_seq_tokens: int = field(default=1600, metadata={"help": "examples longer than this are dropped"})
     clock: str = field(
@@ -355,6 +359,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, elapsed, wall = 0, 0.0, 0.0
+    planned: int | None = None  # a time budget's step count, fixed at the end of warmup (`planned_steps`)
     ckpt = latest_checkpoint(out)
     if ckpt is not None:
         _load_weights(model, ckpt)
@@ -362,6 +367,7 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         opt.load_state_dict(state["optimizer"])
         step, elapsed, wall = state["step"], state["elapsed_s"], state.get("wall_s", 0.0)
         torch.set_rng_state(state["torch_rng"])
+        planned = state.get("planned_steps")
     model, opt = accelerator.prepare(model, opt)
     model.train()
     full = accelerator.num_processes > 1
@@ -374,13 +380,14 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     elif detach:
         print(f"{name}: detach_context needs LoRA on the top layers only and a single process; training without it")
     per_epoch = len(length_batches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed))
-    total = cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    total = planned or cfg.max_steps or max(1, math.ceil(cfg.epochs * per_epoch))
     print(f"{name}: {len(examples)} examples, {per_epoch} batches/epoch, {total} steps planned"
-          + (f", {cfg.minutes:g} min budget" if cfg.minutes else "")
+          + (f", {cfg.minutes:g} min budget (a step count after the {max(1, cfg.warmup_steps)} warmup steps)"
+             if cfg.minutes and planned is None else "")
           + (f"; resuming at step {step}" if step else ""))  # fmt: skip
 
     def save(path: Path) -> None:
-        _checkpoint(accelerator, model, tok, model_cfg, extra_files, opt, path, step, elapsed, wall, name)
+        _checkpoint(accelerator, model, tok, model_cfg, extra_files, opt, path, step, elapsed, wall, name, planned)
 
     metrics_path = out / "metrics.jsonl"
     tb = ScalarLog(out / "tb", enabled=accelerator.is_main_process)
@@ -389,12 +396,12 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     last_save = time.perf_counter()
     line: dict = {}
     schedule = EpochBatches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed)
-    while step < total and not (cfg.minutes and elapsed >= cfg.minutes * 60):
+    while step < total:  # a budget sets `total` at the end of warmup (at least the warmup runs)
         whole = schedule.at(step)  # the global batch; this process trains its share of it
         batch_ids = whole[accelerator.process_index :: accelerator.num_processes] or whole[:1]
         t0, c0 = time.perf_counter(), time.process_time()
         input_ids, mask, labels = (t.to(accelerator.device) for t in batch_tensors([examples[i] for i in batch_ids], pad_id))
-        lr = lr_at(cfg, step, total, elapsed)
+        lr = lr_at(cfg if planned is None else replace(cfg, minutes=0.0), step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
         with accelerator.autocast():
@@ -419,6 +426,10 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         step += 1
         wall += dt
         elapsed += budget_s
+        if cfg.minutes and planned is None and step >= max(1, cfg.warmup_steps):
+            planned = total = _plan(accelerator, out, name, cfg.minutes, step, elapsed, total)
+            bar.total = total
+            bar.refresh()
         window["loss"] += nll.item()
         window["n"] += 1
         window["tokens"] += int(mask.sum())
@@ -452,11 +463,28 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     save(out / f"ckpt-{step}")
     if accelerator.is_main_process:
         copytree_atomic(out / f"ckpt-{step}", final, ignore=shutil.ignore_patterns("trainer_state.pt"))
-    return line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}
+    return (line or {"step": step, "elapsed_s": round(elapsed, 1), "wall_s": round(wall, 1)}) | (
+        {"planned_steps": planned} if planned is not None else {})
+
+
+def _plan(accelerator, out: Path, name: str, minutes: float, step: int, elapsed: float, cap: int) -> int:
+    """`planned_steps` for `fit`'s time budget, the main process's count for every process (they
+    must stop together); written to OUT/plan.json."""
+    planned = planned_steps(step, minutes * 60, elapsed, cap)
+    if accelerator.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        planned = broadcast_object_list([planned])[0]
+    if accelerator.is_main_process:
+        write_json_atomic(out / "plan.json", {"planned_steps": planned, "budget_minutes": minutes, "after_steps": step,
+                                              "after_seconds": round(elapsed, 2)})  # fmt: skip
+        tqdm.write(f"{name}: the {minutes:g}-min budget at this pace = {planned} steps; "
+                   f"`--minutes 0 --max-steps {planned}` reproduces this run")
+    return planned
 
 
 def _checkpoint(accelerator, model, tok, model_cfg, extra_files: dict[str, dict], opt, path: Path, step: int,
-                elapsed: float, wall: float, name: str) -> None:
+                elapsed: float, wall: float, name: str, planned: int | None = None) -> None:
     accelerator.wait_for_everyone()
     if not accelerator.is_main_process:
         return
@@ -466,7 +494,7 @@ def _checkpoint(accelerator, model, tok, model_cfg, extra_files: dict[str, dict]
         (path / fname).write_text(json.dumps(data, indent=1) + "\n")
     tmp = path / "trainer_state.tmp"
     torch.save({"optimizer": opt.state_dict(), "step": step, "elapsed_s": elapsed, "wall_s": wall,
-                "torch_rng": torch.get_rng_state()}, tmp)  # fmt: skip
+                "torch_rng": torch.get_rng_state(), "planned_steps": planned}, tmp)  # fmt: skip
     tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
 
 
