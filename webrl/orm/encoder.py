@@ -65,7 +65,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.view import compact_page
-from webrl.files import copytree_atomic, write_json_atomic
+from webrl.files import copytree_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
@@ -79,6 +79,7 @@ from webrl.rl.sft import (
     latest_checkpoint,
     lr_at,
     planned_steps,
+    write_plan,
 )
 from webrl.tensorboard import ScalarLog
 
@@ -494,12 +495,9 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
         elapsed += budget_s
         if cfg.minutes and planned is None and step >= max(1, cfg.warmup_steps):
             planned = total = planned_steps(step, cfg.minutes * 60, elapsed, total)
-            write_json_atomic(out / "plan.json", {"planned_steps": planned, "budget_minutes": cfg.minutes,
-                                                  "after_steps": step, "after_seconds": round(elapsed, 2)})  # fmt: skip
+            write_plan(out, "orm-encoder", planned, cfg.minutes, step, elapsed)
             bar.total = total
             bar.refresh()
-            tqdm.write(f"orm-encoder: the {cfg.minutes:g}-min budget at this pace = {planned} steps; "
-                       f"`--minutes 0 --max-steps {planned}` reproduces this run")  # fmt: skip
         win["loss"] += loss.item() * len(idx)
         win["correct"] += int((logits.argmax(-1) == y).sum())
         win["n"] += len(idx)

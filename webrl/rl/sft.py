@@ -467,19 +467,24 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
         {"planned_steps": planned} if planned is not None else {})
 
 
+def write_plan(out: Path, name: str, planned: int, minutes: float, step: int, elapsed: float) -> None:
+    """OUT/plan.json: the step count a time budget became (`planned_steps`), and how to rerun it."""
+    write_json_atomic(out / "plan.json", {"planned_steps": planned, "budget_minutes": minutes, "after_steps": step,
+                                          "after_seconds": round(elapsed, 2)})  # fmt: skip
+    tqdm.write(f"{name}: the {minutes:g}-min budget at this pace = {planned} steps; "
+               f"`--minutes 0 --max-steps {planned}` reproduces this run")
+
+
 def _plan(accelerator, out: Path, name: str, minutes: float, step: int, elapsed: float, cap: int) -> int:
     """`planned_steps` for `fit`'s time budget, the main process's count for every process (they
-    must stop together); written to OUT/plan.json."""
+    must stop together)."""
     planned = planned_steps(step, minutes * 60, elapsed, cap)
     if accelerator.num_processes > 1:
         from accelerate.utils import broadcast_object_list
 
         planned = broadcast_object_list([planned])[0]
     if accelerator.is_main_process:
-        write_json_atomic(out / "plan.json", {"planned_steps": planned, "budget_minutes": minutes, "after_steps": step,
-                                              "after_seconds": round(elapsed, 2)})  # fmt: skip
-        tqdm.write(f"{name}: the {minutes:g}-min budget at this pace = {planned} steps; "
-                   f"`--minutes 0 --max-steps {planned}` reproduces this run")
+        write_plan(out, name, planned, minutes, step, elapsed)
     return planned
 
 
