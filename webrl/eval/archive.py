@@ -87,12 +87,12 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dic
             data = "".join(json.dumps(slim_row(r)) + "\n" for r in read_jsonl(src / rel)).encode()
             if len(data) > GZIP_OVER:
                 data, name = gzip.compress(data, mtime=0), rel.with_name(rel.name + ".gz")
+        too_big = len(data) > max_bytes
         for old in (dst / rel, dst / rel.with_name(rel.name + ".gz")):
-            if old != dst / name:  # an earlier archive's other form, or its copy of a file now left out
+            if too_big or old != dst / name:  # an earlier archive's other form, or its copy of a file now left out
                 old.unlink(missing_ok=True)
-        if len(data) > max_bytes:
+        if too_big:
             left_out.append({"path": str(rel), "bytes": len(data)})
-            (dst / name).unlink(missing_ok=True)
             continue
         write_bytes_atomic(dst / name, data)
         files.append(str(name))
