@@ -31,3 +31,21 @@ def test_scalar_log_writes_events_a_reader_gets_back(tmp_path):
     off = ScalarLog(tmp_path / "off", enabled=False)
     off.write({"x": 1.0}, 1)
     assert not (tmp_path / "off").exists()
+
+
+def test_lines_written_before_a_kill_are_in_the_event_files(tmp_path):
+    """tensorboardX's SummaryWriter queues events for a thread that `flush` does not wait for: a
+    process killed right after writing lost its last lines. ScalarLog's lines are on disk at once."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("tensorboardX")
+    from webrl.tensorboard import read_scalars
+
+    code = ("import os, sys; from webrl.tensorboard import ScalarLog\n"
+            "log = ScalarLog(sys.argv[1])\n"
+            "for step in range(1, 201): log.write({'losses/actor': step / 8}, step)\n"
+            "os._exit(137)\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tb")], capture_output=True, text=True)
+    assert done.returncode == 137, done.stderr
+    assert read_scalars(tmp_path / "tb")["losses/actor"] == {step: step / 8 for step in range(1, 201)}

@@ -36,24 +36,51 @@ def scalars(line: Mapping, prefix: str = "") -> dict[str, float]:
 
 
 def writer_class():
-    """A `SummaryWriter` class (tensorboardX's, else torch's), or None when neither is installed."""
+    """A writer class for `ScalarLog`: `SyncEvents` (tensorboardX's event files, written at once), else
+    torch's `SummaryWriter` (needs the `tensorboard` package; its `flush` drains its queue), else None."""
     try:
-        from tensorboardX import SummaryWriter
+        import tensorboardX  # noqa: F401
 
-        return SummaryWriter
+        return SyncEvents
     except ImportError:
         pass
     try:
-        from torch.utils.tensorboard import SummaryWriter  # needs the `tensorboard` package
+        from torch.utils.tensorboard import SummaryWriter
 
         return SummaryWriter
     except ImportError:
         return None
 
 
+class SyncEvents:
+    """tensorboardX's event-file format written in the calling thread. tensorboardX's `SummaryWriter`
+    queues events for a worker thread and its `flush` does not wait for that queue, so a process
+    killed right after a flush lost the last lines (a CI run of tests/rl/test_loop.py: the killed
+    actor fit's step 2 was in metrics.jsonl and not in TensorBoard)."""
+
+    def __init__(self, logdir: str, filename_suffix: str = ""):
+        from tensorboardX.event_file_writer import EventsWriter
+
+        os.makedirs(logdir, exist_ok=True)
+        self.events = EventsWriter(os.path.join(logdir, "events"), filename_suffix)
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.summary import scalar
+
+        self.events.write_event(Event(wall_time=time.time(), step=int(step), summary=scalar(tag, value)))
+
+    def flush(self) -> None:
+        self.events.flush()
+
+    def close(self) -> None:
+        self.events.close()
+
+
 class ScalarLog:
     """Writes metrics lines as scalars to the event files in `logdir` (created on the first line);
-    a no-op without a writer. Each line is flushed, so a crash loses none that were written."""
+    a no-op without a writer. Each line is on disk when `write` returns, so a crash loses none that
+    were written."""
 
     def __init__(self, logdir: str | Path, enabled: bool = True):
         self.logdir, self.writer = Path(logdir), None
