@@ -37,7 +37,8 @@ def scalars(line: Mapping, prefix: str = "") -> dict[str, float]:
 
 def writer_class():
     """A writer class for `ScalarLog`: `SyncEvents` (tensorboardX's event files, written at once), else
-    torch's `SummaryWriter` (needs the `tensorboard` package; its `flush` drains its queue), else None."""
+    torch's `SummaryWriter` (needs the `tensorboard` package, which `make` does not install: that path
+    is not exercised by the tests), else None."""
     try:
         import tensorboardX  # noqa: F401
 

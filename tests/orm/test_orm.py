@@ -146,6 +146,11 @@ def test_wrong_answer_and_perturbations_hand_checked():
     assert perturbations(na, [], seed=1)["wander"][-1] == na[2]  # "N/A" is the oracle's answer: kept
     assert p["overstay"] == acts[:2] + [REPEAT] * 8  # the goal reached, the last action repeated, no exit
     assert "overstay" not in perturbations(acts[:2], [], seed=1)  # an oracle that never exits: nothing to skip
+    assert "linger" not in p  # its exit reads an answer: none may outlive the page that showed it
+    for seed in range(8):  # the goal reached, one to three random clicks, then the oracle's exit
+        g = perturbations(na, [], seed=seed)["linger"]
+        assert g[:2] == na[:2] and g[-1] == na[2] and 1 <= len(g) - 3 <= 3 and set(g[2:-1]) == {RANDOM_CLICK}
+    assert perturbations(acts, [], seed=1, answer_checked=False)["linger"][-1] == acts[2]  # not read: kept
     assert "misread" not in p  # no final page given: nothing to misread
     page = "URL: /shop/p/1\n[Cart (0)](4)\n# Blue Mug\nPrice: $1 · In stock: 40 · 4.5 stars\n[Red Mug](9) $7"
     p = perturbations(acts, ["Home"], seed=1, final_page=page)
@@ -224,6 +229,20 @@ def test_overstay_reaches_the_goal_and_never_exits(trajs):
         assert len(set(actions[-3:])) == 1, actions
     by_family = {t["family"]: t["label"] for t in out}
     assert by_family["shop.category_sorted"] and not by_family["shop.product_price"]  # goal page kept / no answer
+
+
+def test_linger_keeps_a_change_of_state_and_loses_a_page_left_behind():
+    tasks = [t for t in load_split("train") if t.family in ("shop.add_to_cart", "shop.open_product")][:6]
+    assert {t.family for t in tasks} == {"shop.add_to_cart", "shop.open_product"}
+    env = WebEnv()
+    out = scripted_trajectories(tasks, env, PromptConfig(), behaviours=("linger",), progress=False)
+    env.close()
+    assert len(out) == len(tasks) and {t["behaviour"] for t in out} == {"linger"}
+    for t in out:  # the oracle's exit after the random clicks
+        assert t["responses"][-1].startswith("exit(") and len(t["responses"]) >= 3
+    labels = {f: {t["label"] for t in out if t["family"] == f} for f in ("shop.add_to_cart", "shop.open_product")}
+    assert labels["shop.add_to_cart"] == {True}  # the item stays in the cart whatever is clicked after
+    assert False in labels["shop.open_product"]  # a click off the product page fails a navigation task
 
 
 def test_balance_drops_the_policy_rollouts_last():

@@ -46,6 +46,14 @@ ground-truth evaluator; label_source = "evaluator"):
            succeeds where the final state is what the task asks (a navigation task) and fails
            where the task wanted an answer or the repeated click changed the state. Not in the
            default set (`SCRIPTED`) until measured: `--behaviours ...,overstay`
+  linger   the oracle's actions up to its exit, then one to three clicks on random elements, then
+           its exit; only where the exit reads no answer off the page ("Done", "" or the oracle's
+           "N/A"), so no answer outlives the page that showed it (see below): the goal reached,
+           then wandering on before stopping, as most of the phase loop's true successes do
+           (runs of 2026-12-05: a fork, an unsubscribe and a commit history reached, then pages
+           clicked through; the demo's ORM scored them 0.004-0.04). The evaluator labels it: a
+           change of state done stays done, a page the task asked for is left behind. Opt-in
+           (`--behaviours ...,linger`) until measured
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -80,7 +88,7 @@ from webrl.orm.evidence import contains, final_answer, on_page, task_names, word
 from webrl.tasks.schema import Task
 
 SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up", "wander")
-OPT_IN = ("overstay",)  # scripted behaviours built only when asked for by name
+OPT_IN = ("overstay", "linger")  # scripted behaviours built only when asked for by name
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 ANSWER_FROM_PAGE = "<answer from the page>"
@@ -213,6 +221,9 @@ def perturbations(
         out["wander"] = oracle_actions[:k] + [RANDOM_CLICK, GO_BACK] + oracle_actions[k:-1] + [end]
         if last is not None and last.kind == "exit":
             out["overstay"] = oracle_actions[:-1] + [REPEAT] * 8
+    if last is not None and last.kind == "exit" and not reads:
+        clicks = random.Random(seed + 6).randint(1, 3)  # own stream, as `loop`
+        out["linger"] = oracle_actions[:-1] + [RANDOM_CLICK] * clicks + [oracle_actions[-1]]
     if answer_checked and last is not None and last.kind == "exit":
         msg = wrong_answer(last.argument or "", page_texts, rng)
         if msg is not None:
