@@ -62,7 +62,8 @@ def test_minutes_left_scales_by_the_stages_this_machine_ran():
 
 def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     run = tmp_path / "demo"
-    args = ["demo", "--preset", "cpu-tiny", "--run", str(run), "--phases", "1", "--no-progress"]
+    # the SFT policy's rollouts are off by default (`--orm-policy-tasks 0`); this run keeps them covered
+    args = ["demo", "--preset", "cpu-tiny", "--run", str(run), "--phases", "1", "--orm-policy-tasks", "24", "--no-progress"]
     assert main(args) == 0
     out = capsys.readouterr().out
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]

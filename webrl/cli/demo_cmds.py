@@ -233,7 +233,9 @@ def add_commands(sub) -> None:
     d.add_argument("--phases", type=int, default=None, help="WebRL phases (preset: 3; cpu-tiny 2)")
     d.add_argument("--orm-kind", default="encoder", choices=("encoder", "lm"),
                    help="encoder: all-MiniLM-L6-v2 + head (default) | lm: the SmolLM2 + LoRA judge")
-    d.add_argument("--orm-policy-tasks", type=int, default=24, help="tasks the SFT policy rolls out for ORM data")
+    d.add_argument("--orm-policy-tasks", type=int, default=0,
+                   help="train tasks the SFT policy rolls out (T 0 and 1) for the ORM's data (0 = none, the default: the 6.7 "
+                        "minutes its 24 tasks took trained a better ORM instead; docs/results.md, 2026-12-05 (5))")
     d.add_argument("--orm-budget", type=float, default=20.0,
                    help="minutes for the ORM's train data + training: training gets what the data building left "
                         "(at least 5; cpu preset only; 0 = the preset's training minutes)")
