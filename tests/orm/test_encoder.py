@@ -331,6 +331,17 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     rep = json.loads((tmp_path / "ev2" / "orm_eval.json").read_text())
     assert rep["overall"]["n"] == 8 and rep["per_behaviour"]["rollouts"]["n"] == 2
     assert rep["per_behaviour"]["rollouts"]["confusion"]["tp"] + rep["per_behaviour"]["rollouts"]["confusion"]["fn"] == 1
+    import gzip  # an archived run keeps its episodes gzipped (`webrl archive`): read as they were
+
+    (eps.parent / "episodes.jsonl.gz").write_bytes(gzip.compress(eps.read_bytes()))
+    eps.unlink()
+    for name in ("episodes.jsonl.gz", "episodes.jsonl"):  # the archive's name, or the one it stands in for
+        assert main(["orm", "eval", "--data", str(eps.parent / name), "--orm", str(run / "final"),
+                     "--out", str(tmp_path / "ev3"), "--no-progress"]) == 0  # fmt: skip
+        assert json.loads((tmp_path / "ev3" / "orm_eval.json").read_text())["overall"]["n"] == 2
+    capsys.readouterr()
+    assert main(["orm", "eval", "--data", str(tmp_path / "none.jsonl"), "--orm", str(run / "final")]) == 2
+    assert "none.jsonl" in capsys.readouterr().err  # a missing file is named, not a traceback
 
 
 def test_answer_context_shows_the_page_lines_that_hold_the_answer():

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from webrl.cli.model_cmds import add_policy_args
-from webrl.files import write_json_atomic
+from webrl.files import read_text_or_gz, write_json_atomic
 from webrl.orm.data import OPT_IN, SCRIPTED
 from webrl.orm.prompt import LAYOUTS
 
@@ -143,7 +143,6 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     from webrl.orm.metrics import format_report, report
     from webrl.orm.model import JudgeORM, load_orm
     from webrl.orm.train import check_trajectories
-    from webrl.rl.demos import load_jsonl
 
     if bool(args.orm) == bool(args.judge):
         print("error: give exactly one of --orm CHECKPOINT or --judge URL", file=sys.stderr)
@@ -153,7 +152,11 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
         return 2
     trajs = []
     for f in args.data.split(","):
-        rows = load_jsonl(Path(f))
+        text = read_text_or_gz(Path(f.removesuffix(".gz")))  # an archive's `episodes.jsonl.gz` too
+        if text is None:
+            print(f"error: --data: no file {f} (nor {f.removesuffix('.gz')}.gz)", file=sys.stderr)
+            return 2
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
         if rows and "steps" in rows[0] and "responses" not in rows[0]:  # episodes of `eval`/`train` rollouts
             from webrl.orm.data import from_episodes
 
@@ -267,7 +270,8 @@ def add_commands(sub) -> None:
     e = osub.add_parser("eval", help="accuracy, precision, recall, F1, FPR, calibration per site")
     e.add_argument("--data", required=True,
                    help="held-out trajectories JSONL (e.g. `orm data --split test`), or episodes.jsonl of an "
-                        "eval / rollout (labelled by their evaluator rewards); comma-separate several files")  # fmt: skip
+                        "eval / rollout (labelled by their evaluator rewards; an archive's episodes.jsonl.gz too); "
+                        "comma-separate several files")  # fmt: skip
     e.add_argument("--orm", default=None, help="ORM checkpoint (from `orm train`)")
     e.add_argument("--judge", default=None, help="or an OpenAI-compatible endpoint as the judge, http://HOST:PORT/v1")
     e.add_argument("--model", default=None, help="judge: model id (default: the first served)")
