@@ -396,12 +396,13 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
     last_save = time.perf_counter()
     line: dict = {}
     schedule = EpochBatches([e.n_tokens for e in examples], cfg.max_batch_tokens, cfg.seed)
+    by_steps = replace(cfg, minutes=0.0)  # the lr schedule once a budget is a step count
     while step < total:  # a budget sets `total` at the end of warmup (at least the warmup runs)
         whole = schedule.at(step)  # the global batch; this process trains its share of it
         batch_ids = whole[accelerator.process_index :: accelerator.num_processes] or whole[:1]
         t0, c0 = time.perf_counter(), time.process_time()
         input_ids, mask, labels = (t.to(accelerator.device) for t in batch_tensors([examples[i] for i in batch_ids], pad_id))
-        lr = lr_at(cfg if planned is None else replace(cfg, minutes=0.0), step, total, elapsed)
+        lr = lr_at(cfg if planned is None else by_steps, step, total, elapsed)
         for g in opt.param_groups:
             g["lr"] = lr
         with accelerator.autocast():
