@@ -157,6 +157,10 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert "temperature must be >= 0" in capsys.readouterr().err  # the flag reaches LoopConfig
     assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--workers", "0"]) == 2
     assert "workers must be >= 1" in capsys.readouterr().err
+    assert main(["train", "--run", str(tmp_path / "r"), "--reward", "oracle", "--init", "x", "--curriculum-fill", "x"]) == 2
+    assert "fill must be one of nearest, train" in capsys.readouterr().err
+    args = build_parser().parse_args(["train", "--run", "r", "--init", "x", "--reward", "oracle", "--curriculum-fill", "train"])
+    assert loop_config(args).fill == "train"
     with pytest.raises(ValueError, match="--demos"):
         LoopConfig(init="x", reward="oracle", method="sft")
     with pytest.raises(ValueError, match="eval_split"):
@@ -456,9 +460,17 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
     mcfg = ModelConfig(base=TINY, autocast_bf16=False, lora=None)
     model, tok = build(mcfg)
     save_checkpoint(model, tok, mcfg, tmp_path / "init")
-    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(tmp_path / "init"), "reward": "oracle", "workers": 2})
+    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(tmp_path / "init"), "reward": "oracle", "workers": 2,
+                        "fill": "train", "critic_lo": 0.999, "critic_hi": 1.0})  # a window no tiny critic reaches
     line = train(cfg, tmp_path / "run", progress=False)
     assert line["phase"] == 2 and "curriculum/generated" in line
+    # --curriculum-fill train: what the critic window left short of a full phase are unused train tasks
+    p1, p2 = (json.loads((tmp_path / "run" / f"phase-00{k}" / "tasks.json").read_text()) for k in (1, 2))
+    fill = [t for t in p2 if t["extra"]["curriculum"]["how"] == "fill: train"]
+    assert len(p2) == cfg.tasks_per_phase and line["curriculum/filled"] == len(fill) > 0
+    assert line["curriculum/used"] - len(fill) == min(line["curriculum/kept"], cfg.tasks_per_phase)
+    train_ids = {str(t.task_id) for t in load_split("train")}
+    assert {str(t["task_id"]) for t in fill} <= train_ids - {str(t["task_id"]) for t in p1}
     for folder in ("phase-001/rollouts", "phase-002/rollouts", "phase-002/eval"):  # over 2 worker processes
         config = json.loads((tmp_path / "run" / folder / "config.json").read_text())
         assert config["workers"] == {"n": 2, "executor": "process"}, folder

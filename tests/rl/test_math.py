@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from webrl.rl.advantages import batch_advantages, mc_returns, webrl_advantages
-from webrl.rl.curriculum_filter import critic_filter, phase_selection
+from webrl.rl.curriculum_filter import critic_filter, phase_selection, window_selection
 from webrl.rl.losses import (
     actor_loss,
     critic_loss,
@@ -108,6 +108,14 @@ def test_phase_selection_samples_the_window_or_tops_up_to_a_full_phase():
     two = phase_selection(values, 2, seed=0)
     assert len(two) == 2 and set(two) <= {1, 2, 3} and two == sorted(two) == phase_selection(values, 2, seed=0)
     assert phase_selection([0.0] * 8, 4, seed=0) == [0, 1, 2, 3]  # V ≡ 0 (a one-class critic): still a full phase
+
+
+def test_window_selection_keeps_only_the_window():
+    values = [0.01, 0.05, 0.4, 0.75, 0.9, 0.0]
+    assert window_selection(values, 10, seed=0) == [1, 2, 3]  # no top-up: `fill` decides what comes next
+    assert window_selection([0.0] * 8, 4, seed=0) == []
+    two = window_selection(values, 2, seed=3)
+    assert len(two) == 2 and set(two) <= {1, 2, 3} and two == phase_selection(values, 2, seed=3)
 
 
 def test_replay_buffer_keeps_successes_only(tmp_path):

@@ -22,6 +22,7 @@ def loop_config(args: argparse.Namespace):
              "tasks_per_phase": args.tasks_per_phase, "rollouts_per_task": args.rollouts_per_task,
              "train_tasks": args.train_tasks, "reward": args.reward, "actor_loss": args.actor_loss,
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma, "orm_threshold": args.orm_threshold, "generator": args.generator,
+             "fill": args.curriculum_fill,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
              "replay_ratio": args.replay_ratio, "workers": args.workers,
@@ -149,6 +150,9 @@ def add_commands(sub) -> None:
     t.add_argument("--critic-replay", action="store_true",
                    help="fit the value head on the kept replay steps too (target 1), not on this phase's rollouts only")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")
+    t.add_argument("--curriculum-fill", default=None, metavar="nearest|train",
+                   help="when too few generated tasks pass the critic window: top the phase up with the other "
+                        "candidates nearest the window (nearest, default) or with unused train-split tasks (train)")
     t.add_argument("--eval-split", default=None, help="split of the evals (default test)")
     t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
     t.add_argument("--no-final-eval", action="store_true", help="skip the whole-split eval of the final actor")

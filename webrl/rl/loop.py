@@ -7,8 +7,8 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
 
   tasks    phase 1 (or --no-curriculum): a site-stratified sample of the train split;
            later: offline (or LLM) generation from phase k-1's failures, the
-           feasibility filter, then the critic filter V(s0, I) in [0.05, 0.75]
-           -> tasks.json (the filters' counts in stages.json and metrics.jsonl)
+           feasibility filter, then the critic filter V(s0, I) in [0.05, 0.75],
+           topped up to a full phase when too few pass (`fill`) -> tasks.json (the filters' counts in stages.json and metrics.jsonl)
   rollout  temperature-1 episodes, batched over parallel envs -> rollouts/episodes.jsonl
            (appended per episode: a kill loses at most the episodes in flight)
   label    ORM P(success) per trajectory (or the evaluators with --reward oracle)
@@ -235,7 +235,7 @@ def train_pool(cfg: LoopConfig) -> list:
 def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:
     """Curriculum from phase-1's failures: generate -> feasibility -> critic filter."""
     from webrl.rl.curriculum import feasible, llm_generate, offline_generate, site_text
-    from webrl.rl.curriculum_filter import phase_selection
+    from webrl.rl.curriculum_filter import phase_selection, window_selection
     from webrl.sites.world import WorldApp
     from webrl.tasks.family import SeedDB
     from webrl.tasks.schema import load_tasks
@@ -266,12 +266,21 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
         texts = {s: site_text(db[s]) for s in {t.site for t, _ in cands}}
         ok = [(t, how) for t, how in cands if feasible(t, texts[t.site])]
     values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
-    keep = phase_selection(values, cfg.tasks_per_phase, cfg.seed + phase, cfg.critic_lo, cfg.critic_hi)
+    n, seed = cfg.tasks_per_phase, cfg.seed + phase
+    select = phase_selection if cfg.fill == "nearest" else window_selection
+    keep = select(values, n, seed, cfg.critic_lo, cfg.critic_hi)
     tasks = [replace(ok[i][0], extra={**ok[i][0].extra, "curriculum": ok[i][1], "critic_value": round(values[i], 4)})
              for i in keep]  # fmt: skip
     in_window = sum(cfg.critic_lo <= v <= cfg.critic_hi for v in values)
+    filled = len(tasks) - min(in_window, n)
+    if cfg.fill == "train" and len(tasks) < n:  # the rest from the train pool, tasks no phase has rolled out yet
+        pool = [t for t in train_pool(cfg) if t.intent not in used]
+        top = stratified(pool, n - len(tasks), seed)
+        tasks += [replace(t, extra={**t.extra, "curriculum": {"how": "fill: train"}}) for t in top]
+        filled = len(top)
     cur = {"curriculum/generated": len(cands), "curriculum/feasible": len(ok), "curriculum/kept": in_window,
-           "curriculum/used": len(tasks), "curriculum/mean_value": round(sum(values) / max(1, len(values)), 4)}  # fmt: skip
+           "curriculum/used": len(tasks), "curriculum/filled": filled,
+           "curriculum/mean_value": round(sum(values) / max(1, len(values)), 4)}  # fmt: skip
     return tasks, cur
 
 

@@ -18,7 +18,8 @@ METRICS = {
     "curriculum/generated": "candidate tasks generated from the failures",
     "curriculum/feasible": "candidates left after the feasibility filter",
     "curriculum/kept": "candidates inside the critic filter's window",
-    "curriculum/used": "tasks rolled out (a sample of the kept ones; topped up with the nearest to the window when too few)",
+    "curriculum/used": "tasks rolled out (a sample of the kept ones; topped up when too few: `fill`)",
+    "curriculum/filled": "tasks of the phase that are the `fill` top-up (not in the critic window)",
     "curriculum/mean_value": "mean critic value V(s0, I) of the candidates",
     "buffer/size": "successful trajectories in the replay buffer (all phases)",
     "replay/scored": "replay steps scored by π_ref before the perplexity filter",
@@ -38,6 +39,8 @@ METRICS = {
     "minutes": "wall minutes of the phase, summed over every process that worked on it (phase-k/wall_seconds)",
 }
 
+
+FILLS = ("nearest", "train")  # LoopConfig.fill: how a phase with too few tasks in the critic window is topped up
 
 # the actor update's optimiser settings unless a preset says otherwise
 LOOP_TRAIN = TrainConfig(lr=2e-4, epochs=1.0, warmup_steps=2, max_seq_tokens=1400, save_minutes=3.0)
@@ -81,6 +84,11 @@ class LoopConfig:
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
     critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
     critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
+    fill: str = field(
+        default="nearest",
+        metadata={"help": "when fewer candidates than tasks_per_phase lie in the critic window, top the phase up "
+                  "with the other candidates nearest the window's middle (nearest) or with train-pool tasks (train)"},
+    )
     critic_replay: bool = field(
         default=False,
         metadata={"help": "also fit the value head on the kept replay steps (all successes: V drifts upward, "
@@ -114,6 +122,8 @@ class LoopConfig:
         if self.replay_sample < 0 or self.replay_ratio < 0:
             raise ValueError(f"LoopConfig.replay_sample and replay_ratio must be >= 0, got {self.replay_sample} and "
                              f"{self.replay_ratio}")  # fmt: skip
+        if self.fill not in FILLS:
+            raise ValueError(f"LoopConfig.fill must be one of {', '.join(FILLS)}, got {self.fill!r}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
         if not 0.0 < self.gamma <= 1.0:
