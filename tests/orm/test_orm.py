@@ -2,6 +2,8 @@
 hand, training + resume on cpu-tiny, batched local scoring, and the judge over a real server."""
 
 import json
+import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -25,9 +27,10 @@ from webrl.orm.data import (  # noqa: E402
     misread_answer,
     perturbations,
     scripted_trajectories,
+    swap_partner,
     wrong_answer,
 )
-from webrl.orm.evidence import final_answer, on_page  # noqa: E402
+from webrl.orm.evidence import final_answer, on_page, task_names  # noqa: E402
 from webrl.orm.metrics import auc, classification, format_report, reliability, report  # noqa: E402
 from webrl.orm.model import (  # noqa: E402
     ORM_PROMPT_FILE,
@@ -243,6 +246,30 @@ def test_linger_keeps_a_change_of_state_and_loses_a_page_left_behind():
     labels = {f: {t["label"] for t in out if t["family"] == f} for f in ("shop.add_to_cart", "shop.open_product")}
     assert labels["shop.add_to_cart"] == {True}  # the item stays in the cart whatever is clicked after
     assert False in labels["shop.open_product"]  # a click off the product page fails a navigation task
+
+
+def test_swap_plays_another_familys_oracle_under_this_tasks_intent():
+    train = load_split("train")
+    cart = next(t for t in train if t.family == "shop.add_to_cart")
+    product = next(t for t in train if t.family == "shop.open_product")
+    review = next(t for t in train if t.site == "shop" and t.family == "shop.write_review")
+    assert swap_partner(cart, [cart, product], random.Random(0)) is product
+    assert swap_partner(cart, [cart], random.Random(0)) is None  # no other family on the site
+    # one naming the same item is preferred
+    item = task_names(cart.intent)[-1]
+    same = replace(review, task_id="same", intent=f"Write a review of {item}.")
+    assert {swap_partner(cart, [cart, product, review, same], random.Random(s)).task_id for s in range(5)} == {"same"}
+    env = WebEnv()
+    out = scripted_trajectories([cart, product], env, PromptConfig(), behaviours=("swap",), progress=False)
+    alone = scripted_trajectories([product], env, PromptConfig(), behaviours=("oracle",), progress=False)
+    env.close()
+    assert [(t["task_id"], t["behaviour"], t["intent"]) for t in out] == [
+        (cart.task_id, "swap", cart.intent), (product.task_id, "swap", product.intent)]
+    def labels(t):  # the elements acted on (their ids depend on the page the task starts from)
+        return [re.sub(r'\(\d+\)|element="\d+"', "", r) for r in t["responses"]]
+
+    assert labels(out[0]) == labels(alone[0])  # the product task's oracle, played for the cart task
+    assert [t["label"] for t in out] == [False, False]  # no item in the cart; the cart is not the product page
 
 
 def test_balance_drops_the_policy_rollouts_last():

@@ -54,6 +54,14 @@ ground-truth evaluator; label_source = "evaluator"):
            clicked through; the demo's ORM scored them 0.004-0.04). The evaluator labels it: a
            change of state done stays done, a page the task asked for is left behind. Opt-in
            (`--behaviours ...,linger`) until measured
+  swap     another task's oracle played on this task (same site, another family; one that names
+           one of this task's names first, else any): the agent does something else the site can
+           do, often to the right item, and says "Done" or answers another question, the phase
+           loop's confident false positives (2026-12-05 (6): "Approve all pending reviews of X"
+           ended after saving X's product page, P(success) 0.92; "Show me the commit history of
+           P" after closing an issue of P, 0.79: a site message and "Done" read as success). The
+           evaluator labels it (a swap can succeed: a navigation that lands on the page asked
+           for). Opt-in (`--behaviours ...,swap`) until measured
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -88,7 +96,7 @@ from webrl.orm.evidence import contains, final_answer, on_page, task_names, word
 from webrl.tasks.schema import Task
 
 SCRIPTED = ("oracle", "wrong", "early", "answer", "misread", "detour", "loop", "echo", "give_up", "wander")
-OPT_IN = ("overstay", "linger")  # scripted behaviours built only when asked for by name
+OPT_IN = ("overstay", "linger", "swap")  # scripted behaviours built only when asked for by name
 RANDOM_CLICK = "<random click>"
 REPEAT = "<repeat the previous action>"
 ANSWER_FROM_PAGE = "<answer from the page>"
@@ -298,9 +306,31 @@ def scripted_trajectories(
             if name in behaviours:
                 agent = ReplayAgent(actions, seed=_seed(seed, task.task_id, name), answer=answer)
                 out.append(_public(run_scripted(env, task, agent, prompt, name)))
+        if "swap" in behaviours and (other := swap_partner(task, tasks, random.Random(_seed(seed, task.task_id, "swap")))):
+            out.append(_public(run_scripted(env, task, SwappedOracle(other), prompt, "swap")))
         if "oracle" in behaviours:
             out.append(_public(oracle))
     return out
+
+
+class SwappedOracle(OracleAgent):
+    """The oracle of `other`, whatever task the episode is for (the `swap` behaviour)."""
+
+    def __init__(self, other: Task):
+        super().__init__()
+        self.other = other
+
+    def reset(self, task: Task | None) -> None:
+        super().reset(self.other)
+
+
+def swap_partner(task: Task, tasks: list[Task], rng: random.Random) -> Task | None:
+    """A task of the same site and another family for `swap`: one whose intent names one of this
+    task's names when there is one (the same item, another action), else any; None when none."""
+    others = [t for t in tasks if t.site == task.site and t.family != task.family]
+    names = [n.lower() for n in task_names(task.intent) if len(n) >= 3]  # not "4" of "Add 4 units"
+    same_item = [t for t in others if any(n in t.intent.lower() for n in names)]
+    return rng.choice(same_item or others) if others else None
 
 
 def _seed(*parts) -> int:
