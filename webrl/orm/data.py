@@ -61,7 +61,8 @@ ground-truth evaluator; label_source = "evaluator"):
            ended after saving X's product page, P(success) 0.92; "Show me the commit history of
            P" after closing an issue of P, 0.79: a site message and "Done" read as success). The
            evaluator labels it (a swap can succeed: a navigation that lands on the page asked
-           for). Opt-in (`--behaviours ...,swap`) until measured
+           for). Where the other oracle's script cannot go on from this task's pages (another account's
+           page, say), the agent says "Done" there. Opt-in (`--behaviours ...,swap`) until measured
   policy   a text policy's rollouts (`policy_t0` greedy, `policy_t1` temperature 1)
 
 Why `early` and `detour` answer from the page: replaying the oracle's answer after
@@ -91,6 +92,7 @@ from tqdm import tqdm
 from webrl.agent.policies import OracleAgent
 from webrl.agent.prompt import PromptConfig, annotate
 from webrl.env.actions import Action, format_action, parse_action
+from webrl.env.page_view import OracleError
 from webrl.env.web_env import WebEnv
 from webrl.orm.evidence import contains, final_answer, on_page, task_names, words
 from webrl.tasks.schema import Task
@@ -322,6 +324,12 @@ class SwappedOracle(OracleAgent):
 
     def reset(self, task: Task | None) -> None:
         super().reset(self.other)
+
+    def act(self, obs: str, info: dict) -> str:
+        try:
+            return super().act(obs, info)
+        except OracleError:  # its script needs a page this task's start never leads to: it calls it done
+            return format_action(Action("exit", argument="Done"))
 
 
 def swap_partner(task: Task, tasks: list[Task], rng: random.Random) -> Task | None:
