@@ -21,6 +21,7 @@ from webrl.orm.data import (  # noqa: E402
     GO_BACK,
     RANDOM_CLICK,
     REPEAT,
+    SwappedOracle,
     answer_from_page,
     balance,
     dedupe,
@@ -270,6 +271,24 @@ def test_swap_plays_another_familys_oracle_under_this_tasks_intent():
 
     assert labels(out[0]) == labels(alone[0])  # the product task's oracle, played for the cart task
     assert [t["label"] for t in out] == [False, False]  # no item in the cart; the cart is not the product page
+
+
+def test_swap_says_done_where_the_other_script_cannot_go_on():
+    train = load_split("train")
+    browse = next(t for t in train if t.family == "shop.category_extreme")  # starts signed out
+    buy = next(t for t in train if t.family == "shop.buy_two")  # its script adds to the cart: a sign-in page
+    env = WebEnv()
+    obs, info = env.reset(options={"task": browse})
+    agent = SwappedOracle(buy)
+    agent.reset(browse)
+    actions = []
+    for _ in range(env.config.max_steps):
+        actions.append(agent.act(obs, info))
+        obs, _, terminated, truncated, info = env.step(actions[-1])
+        if terminated or truncated:
+            break
+    env.close()
+    assert "/login" in info["url"] and actions[-1] == 'exit(message="Done")' and len(actions) > 1
 
 
 def test_balance_drops_the_policy_rollouts_last():
