@@ -309,11 +309,15 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids
     run = tmp_path / "enc"
     assert main(["orm", "train", "--kind", "encoder", "--preset", "cpu-tiny", "--data", str(data), "--out", str(run),
-                 "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--state", "--no-progress"]) == 0  # fmt: skip
+                 "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--state", "--chrome-share", "0.5",
+                 "--no-progress"]) == 0  # fmt: skip
     saved = json.loads((run / "final" / "encoder_orm.json").read_text())
     assert (saved["pool"], saved["max_tokens"], saved["history_tokens"], saved["state"]) == ("pair", 96, 40, True)
+    assert (saved["chrome_share"], saved["chrome"]) == (0.5, {})  # 6 pages: too few to learn a site's navigation
     assert main(["orm", "train", "--kind", "lm", "--pool", "task", "--data", str(data), "--out", str(tmp_path / "x")]) == 2
     assert "--pool" in capsys.readouterr().err
+    assert main(["orm", "train", "--kind", "lm", "--chrome-share", "0.5", "--data", str(data), "--out", str(tmp_path / "x")]) == 2
+    assert "--chrome-share" in capsys.readouterr().err
     assert main(["orm", "train", "--kind", "encoder", "--layout", "near", "--data", str(data), "--out", str(run)]) == 2
     assert "--layout" in capsys.readouterr().err
     assert main(["orm", "eval", "--data", str(data), "--orm", str(run / "final"), "--out", str(tmp_path / "ev"),
@@ -378,3 +382,20 @@ def test_checkpoints_from_before_echo_and_pool_load_as_trained(tmp_path):
     (tmp_path / ENCODER_FILE).write_text(json.dumps({k: v for k, v in saved.items() if k not in old_keys}))
     old, _, cfg = load_classifier(tmp_path)
     assert (cfg.pool, cfg.echo, cfg.lead_word, cfg.state, old.pool) == ("pair", False, True, False, "pair")
+
+
+def test_chrome_lines_are_learnt_from_the_data_saved_and_left_out_of_the_page(tmp_path, tok):
+    nav = "<a id=1>Larkport Map</a> <a id=2>Directions</a>"
+    trajs = [{**order_traj(i, i % 2 == 0), "task_id": 10_000 + i,
+              "final_obs": f"URL: http://127.0.0.1:3000/map/place/{i % 4}?msg=Saved\nTitle: Place {i}\n{nav}\n# Place {i}"}
+             for i in range(24)]  # fmt: skip
+    data = tmp_path / "train.jsonl"
+    save_jsonl(trajs, data)
+    cfg = replace(TINY, data=str(data), max_steps=1, state=True, chrome_share=0.5)
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)
+    saved = load_orm(tmp_path / "run" / "final").cfg
+    assert saved.chrome == {"map": ["[Larkport Map](1) [Directions](2)"]}
+    page = tok.decode(encode_pair(tok, trajs[3], saved)[0])
+    assert "url : / map / place / 3 title : place 3 # place 3" in page  # no navigation, no msg= (an evidence line)
+    assert "directions" in tok.decode(encode_pair(tok, trajs[3], replace(saved, chrome_share=0.0))[0])
+    train_encoder_orm(cfg, tmp_path / "run", progress=False)  # a rerun learns the same lines: it resumes

@@ -113,7 +113,8 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
                                  "pool": args.pool, "max_tokens": args.max_tokens,
                                  "history_tokens": args.history_tokens, "state": args.state,
                                  "missing": args.missing, "short_actions": args.short_actions,
-                                 "skip_easy": args.skip_easy, "skip_keep": args.skip_keep}.items()
+                                 "skip_easy": args.skip_easy, "skip_keep": args.skip_keep,
+                                 "chrome_share": args.chrome_share}.items()
                if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
@@ -123,10 +124,10 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
     enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state,
-                args.missing, args.short_actions, args.skip_easy, args.skip_keep)
+                args.missing, args.short_actions, args.skip_easy, args.skip_keep, args.chrome_share)
     if any(v is not None for v in enc_only):
         print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state, --missing, "
-              "--short-actions, --skip-easy and --skip-keep are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
+              "--short-actions, --skip-easy, --skip-keep and --chrome-share are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -263,6 +264,9 @@ def add_commands(sub) -> None:
                    help="encoder: selective backprop, skip most examples whose last loss was under LOSS (0 = off)")
     t.add_argument("--skip-keep", type=float, default=None,
                    help="encoder: chance that an example under --skip-easy is trained on anyway (default 0.2)")
+    t.add_argument("--chrome-share", type=float, default=None, metavar="SHARE",
+                   help="encoder: drop each site's navigation lines (those on >= SHARE of its training pages) "
+                        "from the page segment (0 = off)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

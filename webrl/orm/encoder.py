@@ -13,7 +13,8 @@ only ever drops the oldest actions and the end of the page):
     A: Task: <intent> <evidence lines> Last action: <final response>
        Earlier actions: <n-1>. ... <1>. ...
        (folded responses, most recent first; cut to `history_tokens`)
-    B: <the final page in the actor's compact view>  (cut to fill `max_tokens`)
+    B: <the final page in the actor's compact view>  (cut to fill `max_tokens`; with
+       `chrome_share`, without the site's navigation lines: orm/chrome.py)
 
 Evidence lines (`evidence`, on unless `cfg.evidence` is off) are string checks
 computed from the same trajectory, nothing else: whether the final answer's
@@ -67,6 +68,7 @@ from tqdm import tqdm
 from webrl.agent.view import compact_page
 from webrl.files import copytree_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
+from webrl.orm.chrome import chrome_lines, page_segment
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
 from webrl.orm.prompt import fold, short_action
@@ -148,6 +150,16 @@ class EncoderORMConfig(TrainConfig):
                   "fit (0 = off; `keep_mask`)"},
     )
     skip_keep: float = field(default=0.2, metadata={"help": "chance that an easy example is trained on anyway"})
+    chrome_share: float = field(
+        default=0.0,
+        metadata={"help": "drop from the page segment each site's navigation: the lines on at least this share of "
+                  "its training pages (orm/chrome.py), and the URL's msg= when `state` gives the site message "
+                  "(0 = off)"},
+    )
+    chrome: dict = field(
+        default_factory=dict,
+        metadata={"help": "site -> its navigation lines, learned from the training data when chrome_share > 0"},
+    )
 
     def __post_init__(self):
         super().__post_init__()
@@ -157,6 +169,8 @@ class EncoderORMConfig(TrainConfig):
             raise ValueError(f"EncoderORMConfig.freeze_layers must be >= 0, got {self.freeze_layers}")
         if self.pool not in POOLS:
             raise ValueError(f"EncoderORMConfig.pool must be one of {POOLS}, got {self.pool!r}")
+        if not 0 <= self.chrome_share <= 1:
+            raise ValueError(f"EncoderORMConfig.chrome_share must be in [0, 1] (0 = off), got {self.chrome_share}")
         if self.skip_easy < 0 or not 0 < self.skip_keep <= 1:
             raise ValueError(f"EncoderORMConfig.skip_easy must be >= 0 and skip_keep in (0, 1], got "
                              f"{self.skip_easy}, {self.skip_keep}")
@@ -208,7 +222,9 @@ def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int]
                         cfg.state, cfg.missing, cfg.short_actions)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
-    b = tokenizer(compact_page(traj["final_obs"]), add_special_tokens=False)["input_ids"]
+    view = (page_segment(traj["final_obs"], cfg.chrome, drop_msg=cfg.state) if cfg.chrome_share
+            else compact_page(traj["final_obs"]))
+    b = tokenizer(view, add_special_tokens=False)["input_ids"]
     b = b[: max(0, cfg.max_tokens - len(a) - 3)]
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     if cls is None or sep is None:
@@ -411,9 +427,11 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
     out.mkdir(parents=True, exist_ok=True)
     if not Path(cfg.data).is_file():
         raise FileNotFoundError(f"ORM data {cfg.data!r} not found; build it with `webrl orm data --out FILE`")
-    claim_run_config(out / ENCODER_FILE, cfg, "--out")
     trajs = load_jsonl(Path(cfg.data))
     check_trajectories(trajs, cfg.data)
+    if cfg.chrome_share and not cfg.chrome:  # learned from the training pages, saved with the config
+        cfg = replace(cfg, chrome=chrome_lines([t["final_obs"] for t in trajs], cfg.chrome_share))
+    claim_run_config(out / ENCODER_FILE, cfg, "--out")
     random.seed(cfg.seed)
     model, tok = build_classifier(cfg)
     device = default_device()
