@@ -398,4 +398,6 @@ def test_chrome_lines_are_learnt_from_the_data_saved_and_left_out_of_the_page(tm
     page = tok.decode(encode_pair(tok, trajs[3], saved)[0])
     assert "url : / map / place / 3 title : place 3 # place 3" in page  # no navigation, no msg= (an evidence line)
     assert "directions" in tok.decode(encode_pair(tok, trajs[3], replace(saved, chrome_share=0.0))[0])
+    bare = tok.decode(encode_pair(tok, trajs[3], replace(saved, chrome_share=0.0, page_ids=False))[0])
+    assert "[ larkport map ] [ directions ] # place 3" in bare and "msg = saved" in bare
     train_encoder_orm(cfg, tmp_path / "run", progress=False)  # a rerun learns the same lines: it resumes

@@ -114,7 +114,7 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
                                  "history_tokens": args.history_tokens, "state": args.state,
                                  "missing": args.missing, "short_actions": args.short_actions,
                                  "skip_easy": args.skip_easy, "skip_keep": args.skip_keep,
-                                 "chrome_share": args.chrome_share}.items()
+                                 "chrome_share": args.chrome_share, "page_ids": args.page_ids}.items()
                if v is not None}  # fmt: skip
         if args.max_tokens is not None:  # batches and the sequence cap follow the pair length
             enc["max_seq_tokens"] = args.max_tokens
@@ -124,10 +124,11 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
         print(f"final checkpoint: {Path(args.out) / 'final'}")
         return 0
     enc_only = (args.freeze_layers, args.bf16, args.pool, args.max_tokens, args.history_tokens, args.state,
-                args.missing, args.short_actions, args.skip_easy, args.skip_keep, args.chrome_share)
+                args.missing, args.short_actions, args.skip_easy, args.skip_keep, args.chrome_share,
+                args.page_ids)
     if any(v is not None for v in enc_only):
         print("error: --freeze-layers, --bf16, --pool, --max-tokens, --history-tokens, --state, --missing, "
-              "--short-actions, --skip-easy, --skip-keep and --chrome-share are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
+              "--short-actions, --skip-easy, --skip-keep, --chrome-share and --page-ids are for the encoder ORM (--kind encoder)", file=sys.stderr)  # fmt: skip
         return 2
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
@@ -267,6 +268,8 @@ def add_commands(sub) -> None:
     t.add_argument("--chrome-share", type=float, default=None, metavar="SHARE",
                    help="encoder: drop each site's navigation lines (those on >= SHARE of its training pages) "
                         "from the page segment (0 = off)")
+    t.add_argument("--page-ids", action=argparse.BooleanOptionalAction, default=None,
+                   help="encoder: keep the element ids in the page segment ([Blue Mug](12); default on)")
     t.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     t.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     t.set_defaults(func=cmd_orm_train)

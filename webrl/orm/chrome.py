@@ -10,7 +10,9 @@ lines after URL and title that stand on at least `share` of the site's pages and
 at least `min_paths` different URL paths (so one page's own content, e.g. the sites index,
 is never taken for navigation). Lines that vary with the state (`[Cart (1)](4)`, "Signed in
 as ...") fall under the share and stay. `page_segment` is the page without them, and
-without the URL's `msg=` query when the site's message is already an evidence line.
+without the URL's `msg=` query when the site's message is already an evidence line; it can
+also drop the element ids (`[Blue Mug](12)` -> `[Blue Mug]`, three word pieces each), which
+say nothing about whether the episode succeeded.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import Counter, defaultdict
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from webrl.agent.view import compact_page
+from webrl.orm.evidence import without_ids
 
 HEAD = ("URL:", "Title:")  # lines always kept
 
@@ -87,11 +90,15 @@ def drop_query(url_line: str, key: str = "msg") -> str:
     return "URL: " + urlunsplit(parts._replace(query=query))
 
 
-def page_segment(obs: str, chrome: dict[str, list[str]], drop_msg: bool = False) -> str:
-    """The compact view of `obs` without its site's chrome lines (and the URL's `msg=` when `drop_msg`)."""
+def page_segment(
+    obs: str, chrome: dict[str, list[str]], drop_msg: bool = False, ids: bool = True
+) -> str:
+    """The compact view of `obs` without its site's chrome lines, the URL's `msg=` when
+    `drop_msg`, and the element ids (`[Blue Mug](12)` -> `[Blue Mug]`) unless `ids`."""
     view = compact_page(obs)
     nav = set(chrome.get(site_key(view), ()))
     lines = [line for line in view.split("\n") if line not in nav or line.startswith(HEAD)]
     if drop_msg and lines and lines[0].startswith("URL:"):
         lines[0] = drop_query(lines[0])
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    return text if ids else without_ids(text)

@@ -14,7 +14,8 @@ only ever drops the oldest actions and the end of the page):
        Earlier actions: <n-1>. ... <1>. ...
        (folded responses, most recent first; cut to `history_tokens`)
     B: <the final page in the actor's compact view>  (cut to fill `max_tokens`; with
-       `chrome_share`, without the site's navigation lines: orm/chrome.py)
+       `chrome_share`, without the site's navigation lines, and without element ids
+       unless `page_ids`: orm/chrome.py)
 
 Evidence lines (`evidence`, on unless `cfg.evidence` is off) are string checks
 computed from the same trajectory, nothing else: whether the final answer's
@@ -65,7 +66,6 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from webrl.agent.view import compact_page
 from webrl.files import copytree_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.chrome import chrome_lines, page_segment
@@ -156,6 +156,9 @@ class EncoderORMConfig(TrainConfig):
                   "its training pages (orm/chrome.py), and the URL's msg= when `state` gives the site message "
                   "(0 = off)"},
     )
+    page_ids: bool = field(
+        default=True, metadata={"help": "keep the element ids in the page segment ([Blue Mug](12)); off: [Blue Mug]"}
+    )
     chrome: dict = field(
         default_factory=dict,
         metadata={"help": "site -> its navigation lines, learned from the training data when chrome_share > 0"},
@@ -222,8 +225,8 @@ def encode_pair(tokenizer, traj: dict, cfg: EncoderORMConfig) -> tuple[list[int]
                         cfg.state, cfg.missing, cfg.short_actions)
     a = tokenizer(text, add_special_tokens=False)["input_ids"]
     a = a[: cfg.history_tokens]
-    view = (page_segment(traj["final_obs"], cfg.chrome, drop_msg=cfg.state) if cfg.chrome_share
-            else compact_page(traj["final_obs"]))
+    view = page_segment(traj["final_obs"], cfg.chrome if cfg.chrome_share else {},
+                        drop_msg=cfg.state and cfg.chrome_share > 0, ids=cfg.page_ids)
     b = tokenizer(view, add_special_tokens=False)["input_ids"]
     b = b[: max(0, cfg.max_tokens - len(a) - 3)]
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id

@@ -32,8 +32,13 @@ def contains(haystack: list[str], needle: str) -> bool:
     return bool(n) and any(haystack[i : i + len(n)] == n for i in range(len(haystack) - len(n) + 1))
 
 
+def without_ids(view: str) -> str:
+    """A compact view without its element ids: `[Blue Mug](12)` -> `[Blue Mug]`."""
+    return _ELEMENT_ID.sub("]", view)
+
+
 def page_words(obs: str) -> list[str]:
-    return words(_ELEMENT_ID.sub("]", compact_page(obs)))
+    return words(without_ids(compact_page(obs)))
 
 
 def final_answer(responses: list[str]) -> str | None:
@@ -95,7 +100,7 @@ def answer_context(responses: list[str], final_obs: str, lines: int = 2, width: 
         return "Answer context: -"
     part = answer_parts(answer)[0]
     want, found = words(part), []
-    for line in _ELEMENT_ID.sub("]", compact_page(final_obs)).splitlines():
+    for line in without_ids(compact_page(final_obs)).splitlines():
         if want and contains(words(line), part):
             at = max(0, line.lower().find(part.lower()) - width // 2)
             found.append(line[at : at + width].strip())
