@@ -45,6 +45,18 @@ def test_messages_layout():
     assert build_messages("t", [], PAGE, PromptConfig(system=None))[0]["role"] == "user"
 
 
+def test_recap_lists_the_kept_rounds_actions_after_the_intent():
+    typed = '# Element: [qty](7)\ndo(action="Type", argument="2", element="7")'
+    history = [(PAGE, '# Element: [Checkout](2)\n' + CLICK), (PAGE, typed), (PAGE, "garbage")]
+    last = build_messages("Buy a mug", history, PAGE, PromptConfig(recap=True))[-1]["content"]
+    assert last.endswith('\n\nTask: Buy a mug\nDone so far: Click [Checkout]; Type "2" in [qty]; Invalid: garbage')
+    assert build_messages("Buy a mug", [], PAGE, PromptConfig(recap=True))[-1]["content"].endswith("Task: Buy a mug")
+    # the omitted rounds are not recapped: the recap follows the rounds the prompt keeps
+    kept = build_messages("Buy a mug", history[1:], PAGE, PromptConfig(recap=True), omitted=1)[-1]["content"]
+    assert kept.endswith('Done so far: Type "2" in [qty]; Invalid: garbage')
+    assert "Done so far" not in build_messages("Buy a mug", history, PAGE, PromptConfig())[-1]["content"]
+
+
 def test_chat_template_and_plain_rendering(tiny):
     _, tok = tiny
     pc = PromptConfig()
@@ -105,9 +117,11 @@ def test_prompt_config_saved_and_validated(tmp_path):
     save_prompt_config(pc, tmp_path)
     assert load_prompt_config(tmp_path) == pc
     assert load_prompt_config(tmp_path / "missing") == PromptConfig()
-    legacy = {k: v for k, v in asdict(pc).items() if k != "repeat_intent"}  # saved before the field existed
+    legacy = {k: v for k, v in asdict(pc).items() if k not in ("repeat_intent", "recap")}  # saved before them
     (tmp_path / "prompt_config.json").write_text(json.dumps(legacy))
-    assert load_prompt_config(tmp_path) == replace(pc, repeat_intent=False)
+    assert load_prompt_config(tmp_path) == replace(pc, repeat_intent=False, recap=False)
+    save_prompt_config(replace(pc, recap=True), tmp_path)
+    assert load_prompt_config(tmp_path).recap
     with pytest.raises(ValueError, match="max_prompt_tokens"):
         PromptConfig(max_prompt_tokens=10)
     with pytest.raises(ValueError, match="max_rounds"):

@@ -198,7 +198,7 @@ def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path, capsys):
 
     out = tmp_path / "s"
     args = ["sft", "--preset", "cpu-tiny", "--limit", "2", "--sites", "shop", "--max-steps", "2", "--out", str(out),
-            "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--detach-context",
+            "--top-layers", "1", "--max-rounds", "2", "--max-prompt-tokens", "900", "--recap", "--detach-context",
             "--focal-gamma", "2", "--no-progress"]  # fmt: skip
     assert main(args) == 0
     assert "context run without autograd" in capsys.readouterr().out
@@ -207,7 +207,7 @@ def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path, capsys):
     for m in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()):
         assert 0 < m["losses/sft_focal"] < m["losses/sft"]  # (1 - p)^2 < 1: the focal loss is the smaller
     prompt = json.loads((out / "final" / "prompt_config.json").read_text())
-    assert prompt["max_rounds"] == 2 and prompt["max_prompt_tokens"] == 900
+    assert prompt["max_rounds"] == 2 and prompt["max_prompt_tokens"] == 900 and prompt["recap"] is True
     assert json.loads((out / "final" / "webrl_model.json").read_text())["lora"]["top_layers"] == 1
     assert all(".layers.1." in k for k in _adapter(out / "final"))  # cpu-tiny has 2 layers: the top one only
     assert main(["sft", "--preset", "gpu", "--out", str(tmp_path / "g"), "--top-layers", "2"]) == 2

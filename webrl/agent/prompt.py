@@ -10,6 +10,8 @@ without gets the plain rendering below):
     ...
     user       <current page>          <- the only full page in the prompt
                Task: <intent>          <- repeated after the page (`repeat_intent`)
+               Done so far: Click [Blue Mug]; Type "2" in [qty]
+                                       <- the kept rounds' actions in a few words (`recap`, opt-in)
 
 Past pages are replaced by a one-line placeholder that keeps their URL path and
 any error line (`URL: /shop/cart [page omitted]`); past responses are kept.
@@ -31,6 +33,7 @@ grounding signal for a small model, before it writes the action.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 
@@ -72,6 +75,11 @@ class PromptConfig:
     repeat_intent: bool = field(
         default=True, metadata={"help": "repeat `Task: <intent>` after the current page, next to the answer"}
     )
+    recap: bool = field(
+        default=False,
+        metadata={"help": "after the repeated intent, a `Done so far:` line with the past rounds' actions in a few "
+                  "words (`short_action`), so the plan's progress sits next to the answer too"},
+    )
 
     def __post_init__(self):
         if self.max_rounds < 0:
@@ -89,6 +97,39 @@ def placeholder(obs: str, cfg: PromptConfig) -> str:
     return "\n".join([out, *errors])
 
 
+def fold(response: str) -> str:
+    """One line per step: the raw response with its newlines folded."""
+    return " | ".join(line.strip() for line in response.strip().splitlines() if line.strip())
+
+
+_ELEMENT_COMMENT = re.compile(r"#\s*Element:\s*\[(.*?)\]\((\d+)\)")
+
+
+def _quoted(text: str, width: int) -> str:
+    return json.dumps(text[:width], ensure_ascii=False)
+
+
+def short_action(response: str, width: int = 60) -> str:
+    """A response as the action it takes, in a few words: `Click [Add to cart]`, `Type "4" in [qty]`,
+    `Exit "$12.99"`, `Go Backward`; the element named by the response's own `# Element: [label](id)`
+    comment when its id is the action's (else `#id`); `Invalid: <response>` when it does not parse.
+    Used by the actor's recap line (`PromptConfig.recap`) and the encoder ORM's short actions, where
+    segment A fell from a median of 205 to 123 tokens on a train-split holdout (docs/results.md,
+    session 2026-12-02 (5))."""
+    a = parse_action(response).action
+    if a is None:
+        return f"Invalid: {fold(response)[:width]}"
+    if a.kind == "exit":
+        return f"Exit {_quoted(a.argument or '', width)}"
+    words = [a.kind]
+    if a.argument is not None:
+        words.append(_quoted(a.argument, width) + (" in" if a.element is not None else ""))
+    if a.element is not None:
+        named = {int(i): label for label, i in _ELEMENT_COMMENT.findall(response)}
+        words.append(f"[{named[a.element][:width]}]" if a.element in named else f"#{a.element}")
+    return " ".join(words)
+
+
 def build_messages(
     intent: str, history: list[tuple[str, str]], obs: str, cfg: PromptConfig, omitted: int = 0
 ) -> list[dict[str, str]]:
@@ -103,6 +144,8 @@ def build_messages(
         head = ""
     page = compact_page(obs) if cfg.compact else obs
     tail = f"\n\nTask: {intent}" if cfg.repeat_intent else ""
+    if cfg.recap and history:
+        tail += "\nDone so far: " + "; ".join(short_action(r) for _, r in history)
     msgs.append({"role": "user", "content": head + page + tail})
     return msgs
 
@@ -241,5 +284,6 @@ def load_prompt_config(directory) -> PromptConfig:
             data = data.get(key) if key else data
             if isinstance(data, dict):
                 data.setdefault("repeat_intent", False)  # saved before the field existed: trained without
+                data.setdefault("recap", False)
                 return PromptConfig(**data)
     return PromptConfig()

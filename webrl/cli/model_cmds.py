@@ -141,7 +141,7 @@ def cmd_sft(args: argparse.Namespace) -> int:
               "seed": args.seed, "per_family": args.per_family, "frozen_cache_gb": args.frozen_cache_gb,
               "detach_context": args.detach_context, "focal_gamma": args.focal_gamma}  # fmt: skip
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
-    prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds}
+    prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds, "recap": args.recap}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
     line = train_sft(cfg, model_cfg, args.out, progress=not args.no_progress)
     print(json.dumps(line))
@@ -255,6 +255,8 @@ def add_commands(sub, bench_sub) -> None:
                         "that decide the action (default 0: plain mean NLL)")
     s.add_argument("--max-prompt-tokens", type=int, default=None, help="prompt token budget (cpu 1024)")
     s.add_argument("--max-rounds", type=int, default=None, help="past rounds kept in the prompt (cpu 6; 0 = all)")
+    s.add_argument("--recap", action=argparse.BooleanOptionalAction, default=None,
+                   help="a 'Done so far:' line of the past actions after the repeated intent (off in the presets)")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     s.set_defaults(func=cmd_sft)

@@ -43,12 +43,10 @@ cuts the end of the final page.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 
+from webrl.agent.prompt import fold, short_action  # noqa: F401  (short_action re-exported: the encoder ORM's)
 from webrl.agent.view import compact_page
-from webrl.env.actions import parse_action
 
 QUESTION = "Question: Did the agent complete the task? Answer yes or no.\nAnswer:"
 QUESTION_WITH_TASK = 'Question: Did the agent complete the task "{intent}"? Answer yes or no.\nAnswer:'
@@ -75,38 +73,6 @@ class ORMPromptConfig:
             raise ValueError(f"ORMPromptConfig.max_prompt_tokens must be >= 64, got {self.max_prompt_tokens}")
         if self.keep_actions < 1:
             raise ValueError(f"ORMPromptConfig.keep_actions must be >= 1, got {self.keep_actions}")
-
-
-def fold(response: str) -> str:
-    """One line per step: the raw response with its newlines folded."""
-    return " | ".join(line.strip() for line in response.strip().splitlines() if line.strip())
-
-
-_ELEMENT_COMMENT = re.compile(r"#\s*Element:\s*\[(.*?)\]\((\d+)\)")
-
-
-def _quoted(text: str, width: int) -> str:
-    return json.dumps(text[:width], ensure_ascii=False)
-
-
-def short_action(response: str, width: int = 60) -> str:
-    """A response as the action it takes, in a few words: `Click [Add to cart]`, `Type "4" in [qty]`,
-    `Exit "$12.99"`, `Go Backward`; the element named by the response's own `# Element: [label](id)`
-    comment when its id is the action's (else `#id`); `Invalid: <response>` when it does not parse.
-    With it, segment A of the encoder ORM's input fell from a median of 205 to 123 tokens on a
-    train-split holdout (docs/results.md, session 2026-12-02 (5))."""
-    a = parse_action(response).action
-    if a is None:
-        return f"Invalid: {fold(response)[:width]}"
-    if a.kind == "exit":
-        return f"Exit {_quoted(a.argument or '', width)}"
-    words = [a.kind]
-    if a.argument is not None:
-        words.append(_quoted(a.argument, width) + (" in" if a.element is not None else ""))
-    if a.element is not None:
-        named = {int(i): label for label, i in _ELEMENT_COMMENT.findall(response)}
-        words.append(f"[{named[a.element][:width]}]" if a.element in named else f"#{a.element}")
-    return " ".join(words)
 
 
 def render(intent: str, responses: list[str], page: str, omitted: int = 0, layout: str = "paper") -> str:
