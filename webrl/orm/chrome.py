@@ -62,9 +62,8 @@ def chrome_lines(
     for site, lines in sorted(count.items()):
         if n[site] < min_pages:
             continue
-        ranked = sorted(
-            lines.items(), key=lambda lc: (-lc[1], lc[0])
-        )  # set order varies between runs: sort
+        # most common first, ties in text order: the order of a set varies between runs
+        ranked = sorted(lines.items(), key=lambda lc: (-lc[1], lc[0]))
         keep = [
             line
             for line, c in ranked
