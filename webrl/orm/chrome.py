@@ -26,18 +26,15 @@ from webrl.orm.evidence import without_ids
 HEAD = ("URL:", "Title:")  # lines always kept
 
 
-def site_key(view: str) -> str:
-    """The first segment of a compact view's URL path ("shop" for `URL: /shop/cart`; "" for `/`)."""
-    first = view.split("\n", 1)[0]
-    if not first.startswith("URL:"):
-        return ""
-    path = urlsplit(first[len("URL:") :].strip()).path
-    return path.strip("/").split("/", 1)[0]
-
-
 def _path(view: str) -> str:
+    """A compact view's URL path ("" without a URL line)."""
     first = view.split("\n", 1)[0]
     return urlsplit(first[len("URL:") :].strip()).path if first.startswith("URL:") else ""
+
+
+def site_key(view: str) -> str:
+    """The first segment of a compact view's URL path ("shop" for `URL: /shop/cart`; "" for `/`)."""
+    return _path(view).strip("/").split("/", 1)[0]
 
 
 def chrome_lines(

@@ -66,12 +66,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from webrl.agent.prompt import fold, short_action
 from webrl.files import copytree_atomic
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.chrome import chrome_lines, page_segment
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
 from webrl.orm.model import sorted_batches
-from webrl.orm.prompt import fold, short_action
 from webrl.rl.demos import length_batches, load_jsonl
 from webrl.rl.sft import (
     EpochBatches,

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from webrl.agent.prompt import fold, short_action  # noqa: F401  (short_action re-exported: the encoder ORM's)
+from webrl.agent.prompt import fold
 from webrl.agent.view import compact_page
 
 QUESTION = "Question: Did the agent complete the task? Answer yes or no.\nAnswer:"
