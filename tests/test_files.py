@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from webrl.files import copytree_atomic, read_jsonl, write_json_atomic, write_jsonl_atomic
 
 
@@ -43,6 +45,25 @@ def test_copytree_atomic_replaces_the_whole_folder(tmp_path):
     copytree_atomic(src, dst, ignore=shutil.ignore_patterns("trainer_state.pt"))
     assert sorted(p.name for p in dst.iterdir()) == ["model.bin"] and (dst / "model.bin").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-9", "final"]
+
+
+def test_pruning_keeps_the_newest_complete_checkpoints(tmp_path):
+    from webrl.files import prune_checkpoints
+
+    for step, complete in ((2, True), (10, True), (9, True), (11, False), (1, False)):
+        (tmp_path / f"ckpt-{step}").mkdir()
+        if complete:
+            (tmp_path / f"ckpt-{step}" / "trainer_state.pt").write_text("s")
+    (tmp_path / "final").mkdir()
+    (tmp_path / "ckpt-notes").mkdir()  # not a step: never touched
+    gone = prune_checkpoints(tmp_path, keep=2)
+    # 9 and 10 are the newest complete ones; 11 is being written (or was torn by a crash) and stays
+    assert sorted(p.name for p in gone) == ["ckpt-1", "ckpt-2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-10", "ckpt-11", "ckpt-9", "ckpt-notes", "final"]
+    assert prune_checkpoints(tmp_path, keep=2) == []
+    assert [p.name for p in prune_checkpoints(tmp_path, keep=1)] == ["ckpt-9"]
+    with pytest.raises(ValueError, match="keep must be >= 1"):
+        prune_checkpoints(tmp_path, keep=0)
 
 
 def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):

@@ -47,7 +47,7 @@ Loss: cross-entropy on the label.
 
 Checkpoint folder: `model.safetensors` (encoder + head), the encoder's
 `config.json`, the tokenizer, `encoder_orm.json` (the EncoderORMConfig) and,
-for `ckpt-*` folders, `trainer_state.pt` (optimizer, step, clocks, RNG).
+for `ckpt-*` folders (the two newest kept), `trainer_state.pt` (optimizer, step, clocks, RNG).
 
     webrl orm train --kind encoder --data runs/orm/train.jsonl --out runs/orm-enc   # rerun to resume
     orm = load_orm("runs/orm-enc/final"); p = orm.prob_success(trajectories)
@@ -67,7 +67,7 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.prompt import fold, short_action
-from webrl.files import copytree_atomic
+from webrl.files import copytree_atomic, prune_checkpoints
 from webrl.models.device import bf16_autocast, default_device, module_device
 from webrl.orm.chrome import chrome_lines, page_segment
 from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
@@ -478,6 +478,7 @@ def train_encoder_orm(cfg: EncoderORMConfig, out: str | Path, progress: bool = T
                     "torch_rng": torch.get_rng_state(), "last_loss": {str(k): v for k, v in last_loss.items()},
                     "planned_steps": planned}, tmp)  # fmt: skip
         tmp.replace(path / "trainer_state.pt")  # written last: a checkpoint without it is ignored
+        prune_checkpoints(out)
 
     schedule = EpochBatches(lengths, cfg.max_batch_tokens, cfg.seed)
     model.train()

@@ -14,7 +14,7 @@ Stages (each resumable from the run folder):
      devices / mixed precision / multi-process (`accelerate launch -m webrl.cli.main sft ...`
      with the configs in `configs/accelerate/`); checkpoints `ckpt-<step>/`
      (save_pretrained + tokenizer + webrl_model.json + sft_config.json +
-     trainer_state.pt) every `save_minutes`, and `final/` at the end.
+     trainer_state.pt) every `save_minutes`, the two newest kept, and `final/` at the end.
 
 Metrics (`metrics.jsonl`, one line per `log_every` steps):
   losses/sft       mean cross-entropy per completion token over the logged steps
@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from webrl.agent.local_policy import pack_right
 from webrl.agent.prompt import PromptConfig
-from webrl.files import copytree_atomic, write_json_atomic
+from webrl.files import copytree_atomic, prune_checkpoints, write_json_atomic
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
 from webrl.models.scoring import FrozenPrefix, selected_logprobs
@@ -388,6 +388,8 @@ def fit(examples: list[Example], cfg, model, tok, model_cfg: ModelConfig, out: P
 
     def save(path: Path) -> None:
         _checkpoint(accelerator, model, tok, model_cfg, extra_files, opt, path, step, elapsed, wall, name, planned)
+        if accelerator.is_main_process:
+            prune_checkpoints(out)
 
     metrics_path = out / "metrics.jsonl"
     tb = ScalarLog(out / "tb", enabled=accelerator.is_main_process)
