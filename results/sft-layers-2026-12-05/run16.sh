@@ -1,5 +1,5 @@
 #!/bin/bash
-# A/B: LoRA on the top 8 layers (more of the model in the frozen-layer cache) for 3 epochs vs the demo's SFT (top 12, 2 epochs)
+# A/B: LoRA on the top 16 layers for 2 epochs vs the demo's SFT (top 12, 2 epochs); run.sh with its three settings changed
 cd /work/scratch/top8
 W=/work/main/.venv/bin/webrl
 S=/work/demo-fc/runs/demo/sft
