@@ -84,18 +84,27 @@ def copytree_atomic(src: Path, dst: Path, ignore=None) -> None:
 KEEP_CHECKPOINTS = 2  # a crash while writing the newest still leaves a complete one to resume from
 
 
+def _step(ckpt: Path) -> int:
+    return int(ckpt.name[len("ckpt-") :])
+
+
+def checkpoints(out: Path, complete: bool = True) -> list[Path]:
+    """The `ckpt-<step>` folders of `out`, oldest first; only the complete ones (their
+    `trainer_state.pt` is written last) unless `complete` is False."""
+    found = [p for p in Path(out).glob("ckpt-*") if p.name[len("ckpt-") :].isdigit()]
+    return sorted((p for p in found if not complete or (p / "trainer_state.pt").exists()), key=_step)
+
+
 def prune_checkpoints(out: Path, keep: int = KEEP_CHECKPOINTS) -> list[Path]:
-    """Delete the `ckpt-<step>` folders of `out` older than its `keep` newest complete ones (a
-    complete checkpoint has its `trainer_state.pt`, written last); returns what was deleted.
-    Without this a run that saves often fills the disk: an encoder ORM checkpoint is ≈ 260 MB."""
+    """Delete the `ckpt-<step>` folders of `out` older than its `keep` newest complete ones;
+    returns what was deleted. Without this a run that saves often fills the disk: an encoder
+    ORM checkpoint is ≈ 260 MB."""
     if keep < 1:
         raise ValueError(f"prune_checkpoints: keep must be >= 1, got {keep}")
-    ckpts = sorted((p for p in Path(out).glob("ckpt-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
-    complete = [p for p in ckpts if (p / "trainer_state.pt").exists()]
+    complete = checkpoints(out)
     if len(complete) <= keep:
         return []
-    oldest_kept = int(complete[-keep].name[5:])
-    gone = [p for p in ckpts if int(p.name[5:]) < oldest_kept]
+    gone = [p for p in checkpoints(out, complete=False) if _step(p) < _step(complete[-keep])]
     for p in gone:
         shutil.rmtree(p)
     return gone

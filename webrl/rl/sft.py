@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from webrl.agent.local_policy import pack_right
 from webrl.agent.prompt import PromptConfig
-from webrl.files import copytree_atomic, prune_checkpoints, write_json_atomic
+from webrl.files import checkpoints, copytree_atomic, prune_checkpoints, write_json_atomic
 from webrl.models.build import build, save_checkpoint
 from webrl.models.config import ModelConfig
 from webrl.models.scoring import FrozenPrefix, selected_logprobs
@@ -202,8 +202,8 @@ def clock_advance(cfg: TrainConfig, t0: float, c0: float) -> tuple[float, float]
 
 
 def latest_checkpoint(out: Path) -> Path | None:
-    ckpts = [p for p in out.glob("ckpt-*") if (p / "trainer_state.pt").exists()]
-    return max(ckpts, key=lambda p: int(p.name.split("-")[1])) if ckpts else None
+    ckpts = checkpoints(out)
+    return ckpts[-1] if ckpts else None
 
 
 def demonstrations(cfg: SFTConfig, out: Path, progress: bool) -> list[dict]:
