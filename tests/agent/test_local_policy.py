@@ -27,6 +27,20 @@ def test_greedy_is_deterministic_and_batch_independent(policy):
     assert batch[1].prompt_tokens == len(policy.encode(PROMPTS[1]))
 
 
+def test_row_prefill_equals_the_batched_prefill(tiny):
+    """Prefilling each prompt alone and left-padding the caches (the CPU default) decodes the
+    same tokens with the same log-probs as one batched prefill over left-padded prompts."""
+    model, tok = tiny
+    p = SamplingParams(temperature=1.0, max_new_tokens=10, end_of_action=False)
+    rows = LocalPolicy(model, tok, seed=5, prefill_rows=True)
+    batched = LocalPolicy(model, tok, seed=5, prefill_rows=False)
+    assert rows.prefill_rows and LocalPolicy(model, tok).prefill_rows  # the default on the CPU
+    a, b = rows.generate(PROMPTS * 2, p), batched.generate(PROMPTS * 2, p)
+    for x, y in zip(a, b, strict=True):
+        assert x.token_ids == y.token_ids and x.finish_reason == y.finish_reason
+        assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+
+
 def test_kv_cache_matches_full_forward(policy):
     """Each greedy token is the argmax of a plain forward over prompt + tokens so far."""
     g = policy.generate([PROMPTS[1]], SamplingParams(max_new_tokens=6, end_of_action=False))[0]

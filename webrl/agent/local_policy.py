@@ -6,8 +6,12 @@
     policy.score(prompts, completions)                                # teacher-forced log-probs
 
 `generate` sorts the prompts by length and cuts them into micro-batches of at
-most `max_batch_tokens` padded tokens, then for each: one prefill over the
-left-padded prompts, then token-by-token decoding with the KV cache. A row
+most `max_batch_tokens` padded tokens, then for each: the prefill, then
+token-by-token decoding with the KV cache over the left-padded rows. On a GPU the
+prefill is one batched forward over the left-padded prompts; on the CPU each prompt
+is prefilled alone (no padding to compute, and attention without a mask takes the
+causal kernel) and the rows' caches are left-padded into one (`prefill_rows`;
+measured: section "Session 2026-12-06" of docs/results.md). A row
 stops at an end-of-turn token, at the end of its first complete action line
 (`do(...)`/`exit(...)` followed by a newline), at one of its stop strings, or
 at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
@@ -82,6 +86,7 @@ class LocalPolicy:
         seed: int = 0,
         name: str = "local",
         bf16_weights: bool = False,
+        prefill_rows: bool | None = None,
     ):
         if bf16_weights:  # inference only: cast once instead of autocasting the weights at every step
             model = model.to(torch.bfloat16)
@@ -97,6 +102,7 @@ class LocalPolicy:
         self.name = name
         self.fingerprint: str | None = None  # the checkpoint's, when loaded from one (from_checkpoint)
         self._cache_kw = cache_kwarg(model)
+        self.prefill_rows = self.device.type == "cpu" if prefill_rows is None else prefill_rows
 
     @classmethod
     def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:
@@ -148,6 +154,37 @@ class LocalPolicy:
                 out[i] = g
         return out  # type: ignore[return-value]
 
+    def _forward(self, inputs, mask, pos, cache) -> torch.Tensor:
+        """Float32 logits (rows, V) of the last position, on the CPU; `cache` grows in place."""
+        with self._autocast():
+            out = self.model(
+                input_ids=inputs, attention_mask=mask, position_ids=pos,
+                use_cache=True, logits_to_keep=1, **{self._cache_kw: cache},
+            )  # fmt: skip
+        return out.logits[:, -1].float().cpu()
+
+    def _prefill_rows(self, prompts: list[list[int]], L: int):
+        """Each prompt's prefill alone; their caches left-padded to L and stacked into one
+        (the padded slots hold zeros that the attention mask hides). (cache, logits)."""
+        from transformers import DynamicCache
+
+        rows, logits = [], []
+        for p in prompts:
+            cache = DynamicCache()
+            ids = torch.tensor([p], dtype=torch.long, device=self.device)
+            logits.append(self._forward(ids, None, None, cache))
+            rows.append(layer_tensors(cache))
+        merged = DynamicCache()
+        for layer in range(len(rows[0])):
+            keys, values = [], []
+            for p, row in zip(prompts, rows, strict=True):
+                k, v = row[layer]
+                pad = (0, 0, L - len(p), 0)  # left-pad the sequence dimension (-2)
+                keys.append(torch.nn.functional.pad(k, pad))
+                values.append(torch.nn.functional.pad(v, pad))
+            merged.update(torch.cat(keys), torch.cat(values), layer)
+        return merged, torch.cat(logits)
+
     def _generate_batch(self, prompts: list[list[int]], params: list[SamplingParams]) -> list[Generation]:
         from transformers import DynamicCache
 
@@ -159,22 +196,19 @@ class LocalPolicy:
             mask[b, L - len(p) :] = 1
         pos = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, L)
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
-        cache = DynamicCache()
+        if self.prefill_rows and B > 1:
+            cache, logits = self._prefill_rows(prompts, L)
+        else:
+            cache = DynamicCache()
+            logits = self._forward(ids, mask, pos, cache)
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]
         finish = [""] * B
         texts = [""] * B
         steps = max(p.max_new_tokens for p in params)
-        inputs = ids
         alive = list(range(B))  # the original row of each row still being decoded
-        for _ in range(steps):
-            with self._autocast():
-                out = self.model(
-                    input_ids=inputs, attention_mask=mask, position_ids=pos,
-                    use_cache=True, logits_to_keep=1, **{self._cache_kw: cache},
-                )  # fmt: skip
-            logits = out.logits[:, -1].float().cpu()  # (rows, V)
-            logprobs = torch.log_softmax(logits, dim=-1)
+        for step in range(steps):
+            logprobs = torch.log_softmax(logits, dim=-1)  # (rows, V)
             for j, b in enumerate(alive):
                 p = params[b]
                 tok = _sample(logits[j], p.temperature, p.top_p, self.gen)
@@ -182,7 +216,7 @@ class LocalPolicy:
                 logps[b].append(float(logprobs[j, tok]))
                 finish[b], texts[b] = self._check_stop(tokens[b], tok, p)
             keep = [j for j, b in enumerate(alive) if not finish[b]]
-            if not keep:
+            if not keep or step == steps - 1:
                 break
             if len(keep) < len(alive):  # finished rows leave the batch (and the KV cache)
                 idx = torch.tensor(keep, dtype=torch.long, device=self.device)
@@ -192,6 +226,7 @@ class LocalPolicy:
             inputs = torch.tensor([[tokens[b][-1]] for b in alive], dtype=torch.long, device=self.device)  # (rows, 1)
             mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long, device=self.device)], dim=1)
             pos = pos[:, -1:] + 1
+            logits = self._forward(inputs, mask, pos, cache)
         return [
             Generation(texts[b] if finish[b] else self._decode(tokens[b]), tokens[b], logps[b],
                        finish[b] or "length", len(prompts[b]))
@@ -252,3 +287,11 @@ def pack_right(seqs: list[list[int]], prompt_lens: list[int], pad_id: int) -> tu
         mask[b, : len(s)] = 1
         labels[b, n : len(s)] = ids[b, n : len(s)]
     return ids, mask, labels
+
+
+def layer_tensors(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(keys, values) of each layer of a transformers KV cache: `cache.layers` in 5.x,
+    `key_cache` / `value_cache` lists in 4.x."""
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache, strict=True))
