@@ -1,9 +1,11 @@
 """LocalPolicy: batched generation with the KV cache, stopping, log-probs, scoring."""
 
+import random
+
 import pytest
 import torch
 
-from webrl.agent.local_policy import LocalPolicy, SamplingParams, pack_right
+from webrl.agent.local_policy import LocalPolicy, SamplingParams, lookup_draft, pack_right
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +41,69 @@ def test_row_prefill_equals_the_batched_prefill(tiny):
     for x, y in zip(a, b, strict=True):
         assert x.token_ids == y.token_ids and x.finish_reason == y.finish_reason
         assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+
+
+def test_lookup_draft_continues_the_latest_earlier_occurrence():
+    ctx = [5, 6, 7, 8, 1, 5, 6, 9, 2, 5, 6]
+    assert lookup_draft(ctx, 2) == [9, 2]  # the 2-gram (5, 6) last occurred at 5; its sequel
+    assert lookup_draft(ctx, 9) == [9, 2, 5, 6]  # as far as the context goes
+    assert lookup_draft([1, 2, 3, 4, 2], 3) == [3, 4, 2]  # only the 1-gram (2) recurs
+    assert lookup_draft([1, 2, 3, 4], 3) == [] and lookup_draft([7], 3) == []
+
+
+def test_prompt_lookup_decoding_equals_greedy_in_fewer_forwards(tiny):
+    """Drafts checked in one forward keep exactly the greedy tokens and log-probs, and the
+    tiny model's repetitive greedy output lets them save forwards; sampled rows get no draft."""
+    model, tok = tiny
+    p = SamplingParams(max_new_tokens=24, end_of_action=False)
+    prompts = PROMPTS + ["Task: a b c a b c a b c a b"]
+    plain = LocalPolicy(model, tok, draft_tokens=0)
+    drafting = LocalPolicy(model, tok, draft_tokens=4)
+    a, b = plain.generate(prompts, p), drafting.generate(prompts, p)
+    for x, y in zip(a, b, strict=True):
+        assert x.token_ids == y.token_ids and x.finish_reason == y.finish_reason and x.text == y.text
+        assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+    assert drafting.forwards < plain.forwards
+    scores = drafting.score(prompts, [g.token_ids for g in b])
+    assert all(max(abs(u - v) for u, v in zip(g.logprobs, s, strict=True)) < 1e-4 for g, s in zip(b, scores))
+    assert 0 < drafting.accepted <= drafting.drafted
+
+
+class ArbitraryDrafts(LocalPolicy):
+    """Drafts that are partly right (the tiny model repeats its last token) and partly random."""
+
+    def _draft(self, prompt, toks, p):
+        rng = random.Random(len(toks) * 7919 + len(prompt))
+        return [toks[-1]] * rng.randint(0, 2) + [rng.randrange(300) for _ in range(rng.randint(0, 3))]
+
+
+def test_any_draft_leaves_greedy_decoding_unchanged(tiny):
+    """Whatever is drafted, the rejected slots are hidden and the tokens stay the greedy ones."""
+    model, tok = tiny
+    p = SamplingParams(max_new_tokens=20, end_of_action=False)
+    prompts = PROMPTS + ["Task: a b c a b c a b c a b"]
+    plain = LocalPolicy(model, tok, draft_tokens=0).generate(prompts, p)
+    odd = ArbitraryDrafts(model, tok)
+    for x, y in zip(plain, odd.generate(prompts, p), strict=True):
+        assert x.token_ids == y.token_ids
+        assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+    assert 0 < odd.accepted < odd.drafted
+
+
+def test_sampled_rows_get_no_draft_beside_drafting_greedy_rows(tiny):
+    """Sampling draws the same tokens with drafting on (its rows get no draft), also when greedy
+    rows in the same batch draft and pad the sampled rows' slots."""
+    model, tok = tiny
+    prompts = PROMPTS + ["Task: a b c a b c a b c a b"]
+    sampled = SamplingParams(temperature=1.0, max_new_tokens=8, end_of_action=False)
+    greedy = SamplingParams(max_new_tokens=8, end_of_action=False)
+    plain, drafting = LocalPolicy(model, tok, seed=2, draft_tokens=0), LocalPolicy(model, tok, seed=2, draft_tokens=4)
+    assert [g.token_ids for g in plain.generate(prompts, sampled)] == [
+        g.token_ids for g in drafting.generate(prompts, sampled)]  # fmt: skip
+    assert drafting.drafted == 0
+    mixed = [sampled, greedy, sampled, greedy]
+    x, y = plain.generate(prompts, mixed), drafting.generate(prompts, mixed)
+    assert [g.token_ids for g in x] == [g.token_ids for g in y] and drafting.drafted > 0
 
 
 def test_kv_cache_matches_full_forward(policy):

@@ -10,8 +10,15 @@ most `max_batch_tokens` padded tokens, then for each: the prefill, then
 token-by-token decoding with the KV cache over the left-padded rows. On a GPU the
 prefill is one batched forward over the left-padded prompts; on the CPU each prompt
 is prefilled alone (no padding to compute, and attention without a mask takes the
-causal kernel) and the rows' caches are left-padded into one (`prefill_rows`;
-measured: section "Session 2026-12-06" of docs/results.md). A row
+causal kernel) and the rows' caches are left-padded into one (`prefill_rows`).
+Greedy rows decode with prompt lookup (`draft_tokens`): the tokens that followed the
+latest earlier occurrence of the context's last n-gram (in the prompt or the response
+so far; responses copy element names, intents and the action syntax of past rounds)
+are proposed as a draft, the model checks all of them in one forward, and the longest
+prefix that greedy decoding would have produced is kept; rejected slots stay in the KV
+cache, hidden by the attention mask. The tokens are greedy decoding's own (up to
+floating-point ties); each forward reads the weights once for several tokens. Measured:
+section "Session 2026-12-06" of docs/results.md. A row
 stops at an end-of-turn token, at the end of its first complete action line
 (`do(...)`/`exit(...)` followed by a newline), at one of its stop strings, or
 at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
@@ -87,6 +94,7 @@ class LocalPolicy:
         name: str = "local",
         bf16_weights: bool = False,
         prefill_rows: bool | None = None,
+        draft_tokens: int = 4,
     ):
         if bf16_weights:  # inference only: cast once instead of autocasting the weights at every step
             model = model.to(torch.bfloat16)
@@ -103,6 +111,11 @@ class LocalPolicy:
         self.fingerprint: str | None = None  # the checkpoint's, when loaded from one (from_checkpoint)
         self._cache_kw = cache_kwarg(model)
         self.prefill_rows = self.device.type == "cpu" if prefill_rows is None else prefill_rows
+        if draft_tokens < 0:
+            raise ValueError(f"draft_tokens must be >= 0, got {draft_tokens}")
+        self.draft_tokens = draft_tokens  # 0: one token per forward
+        self.forwards = 0  # model forwards run (prefill and decode), for benchmarks
+        self.drafted = self.accepted = 0  # draft tokens proposed / kept
 
     @classmethod
     def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:
@@ -154,14 +167,22 @@ class LocalPolicy:
                 out[i] = g
         return out  # type: ignore[return-value]
 
-    def _forward(self, inputs, mask, pos, cache) -> torch.Tensor:
-        """Float32 logits (rows, V) of the last position, on the CPU; `cache` grows in place."""
+    def _forward(self, inputs, mask, pos, cache, keep: int = 1) -> torch.Tensor:
+        """Float32 logits of the last `keep` positions on the CPU, (rows, V) for keep 1 else
+        (rows, keep, V); `cache` grows in place."""
+        self.forwards += 1
+        # The kept positions as indices, not an int: transformers slices the hidden states with an
+        # int (`[:, -keep:]`), a view whose batch stride keeps torch.matmul from folding it into
+        # one matrix product, and the LM head then copies its 49k x 576 weight per row into a
+        # batched product (measured: 55-95 ms a forward, against 5 with an index tensor's copy).
+        T = inputs.shape[1]
         with self._autocast():
             out = self.model(
-                input_ids=inputs, attention_mask=mask, position_ids=pos,
-                use_cache=True, logits_to_keep=1, **{self._cache_kw: cache},
+                input_ids=inputs, attention_mask=mask, position_ids=pos, use_cache=True,
+                logits_to_keep=torch.arange(T - keep, T, device=self.device), **{self._cache_kw: cache},
             )  # fmt: skip
-        return out.logits[:, -1].float().cpu()
+        logits = out.logits.float().cpu()
+        return logits[:, -1] if keep == 1 else logits
 
     def _prefill_rows(self, prompts: list[list[int]], L: int):
         """Each prompt's prefill alone; their caches left-padded to L and stacked into one
@@ -205,33 +226,64 @@ class LocalPolicy:
         logps: list[list[float]] = [[] for _ in range(B)]
         finish = [""] * B
         texts = [""] * B
-        steps = max(p.max_new_tokens for p in params)
+
+        def append(b: int, tok: int, logp: float) -> None:
+            tokens[b].append(tok)
+            logps[b].append(logp)
+            finish[b], texts[b] = self._check_stop(tokens[b], tok, params[b])
+
         alive = list(range(B))  # the original row of each row still being decoded
-        for step in range(steps):
-            logprobs = torch.log_softmax(logits, dim=-1)  # (rows, V)
+        while True:  # every round adds >= 1 token to each alive row, so max_new_tokens ends it
+            logprobs = torch.log_softmax(logits, dim=-1)  # (rows, V): each row's next token
             for j, b in enumerate(alive):
-                p = params[b]
-                tok = _sample(logits[j], p.temperature, p.top_p, self.gen)
-                tokens[b].append(tok)
-                logps[b].append(float(logprobs[j, tok]))
-                finish[b], texts[b] = self._check_stop(tokens[b], tok, p)
+                if not finish[b]:  # (a row can finish inside the last round's draft)
+                    tok = _sample(logits[j], params[b].temperature, params[b].top_p, self.gen)
+                    append(b, tok, float(logprobs[j, tok]))
             keep = [j for j, b in enumerate(alive) if not finish[b]]
-            if not keep or step == steps - 1:
+            if not keep:
                 break
             if len(keep) < len(alive):  # finished rows leave the batch (and the KV cache)
                 idx = torch.tensor(keep, dtype=torch.long, device=self.device)
                 cache.batch_select_indices(idx)
                 mask, pos = mask[idx], pos[idx]
                 alive = [alive[j] for j in keep]
-            inputs = torch.tensor([[tokens[b][-1]] for b in alive], dtype=torch.long, device=self.device)  # (rows, 1)
-            mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long, device=self.device)], dim=1)
-            pos = pos[:, -1:] + 1
-            logits = self._forward(inputs, mask, pos, cache)
+            drafts = [self._draft(prompts[b], tokens[b], params[b]) for b in alive]
+            K = max(len(d) for d in drafts)
+            rows = len(alive)
+            inputs = torch.tensor([[tokens[b][-1]] + d + [self.pad_id] * (K - len(d)) for b, d in zip(alive, drafts)],
+                                  dtype=torch.long, device=self.device)  # (rows, 1 + K)  # fmt: skip
+            block = torch.tensor([[1] * (1 + len(d)) + [0] * (K - len(d)) for d in drafts],
+                                 dtype=torch.long, device=self.device)  # fmt: skip
+            mask = torch.cat([mask, block], dim=1)
+            block_pos = pos[:, -1:] + 1 + torch.arange(1 + K, device=self.device)  # (rows, 1 + K)
+            out = self._forward(inputs, mask, block_pos, cache, keep=1 + K)
+            if K == 0:
+                logits, pos = out, block_pos
+                continue
+            nxt, last = [], []
+            for j, (b, d) in enumerate(zip(alive, drafts, strict=True)):
+                a = 0  # drafted tokens accepted: each must be what greedy decoding picks there
+                while a < len(d) and not finish[b] and int(torch.argmax(out[j, a])) == d[a]:
+                    append(b, d[a], float(torch.log_softmax(out[j, a], dim=-1)[d[a]]))
+                    a += 1
+                self.drafted, self.accepted = self.drafted + len(d), self.accepted + a
+                mask[j, mask.shape[1] - K + a :] = 0  # rejected (and padding) slots: hidden from now on
+                nxt.append(out[j, a])
+                last.append(a)
+            logits = torch.stack(nxt)
+            pos = block_pos.gather(1, torch.tensor(last, device=self.device)[:, None])
         return [
             Generation(texts[b] if finish[b] else self._decode(tokens[b]), tokens[b], logps[b],
                        finish[b] or "length", len(prompts[b]))
             for b in range(B)
         ]  # fmt: skip
+
+    def _draft(self, prompt: list[int], toks: list[int], p: SamplingParams) -> list[int]:
+        """Prompt-lookup draft for a greedy row (none when sampling, or with no room left)."""
+        room = p.max_new_tokens - len(toks) - 1  # the token after the draft is always produced
+        if p.temperature > 0 or self.draft_tokens == 0 or room <= 0:
+            return []
+        return lookup_draft(prompt + toks, min(self.draft_tokens, room))
 
     def _decode(self, toks: list[int]) -> str:
         return self.tokenizer.decode([t for t in toks if t not in self.stop_ids], skip_special_tokens=False)
@@ -295,3 +347,15 @@ def layer_tensors(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if hasattr(cache, "layers"):
         return [(layer.keys, layer.values) for layer in cache.layers]
     return list(zip(cache.key_cache, cache.value_cache, strict=True))
+
+
+def lookup_draft(context: list[int], k: int, max_ngram: int = 3) -> list[int]:
+    """Up to `k` tokens that followed the latest earlier occurrence of the context's last n-gram,
+    trying n = max_ngram down to 1; [] when none recurs (prompt-lookup decoding's proposal)."""
+    n_ctx = len(context)
+    for n in range(min(max_ngram, n_ctx - 1), 0, -1):
+        tail = context[n_ctx - n :]
+        for i in range(n_ctx - n - 1, -1, -1):  # latest start first; the occurrence must end before the tail
+            if context[i + n - 1] == tail[-1] and context[i : i + n] == tail:
+                return context[i + n : i + n + k]
+    return []
