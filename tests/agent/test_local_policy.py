@@ -65,7 +65,7 @@ def test_prompt_lookup_decoding_equals_greedy_in_fewer_forwards(tiny):
         assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
     assert drafting.forwards < plain.forwards
     scores = drafting.score(prompts, [g.token_ids for g in b])
-    assert all(max(abs(u - v) for u, v in zip(g.logprobs, s, strict=True)) < 1e-4 for g, s in zip(b, scores))
+    assert all(max(abs(u - v) for u, v in zip(g.logprobs, s, strict=True)) < 1e-4 for g, s in zip(b, scores, strict=True))
     assert 0 < drafting.accepted <= drafting.drafted
 
 

@@ -249,12 +249,11 @@ class LocalPolicy:
                 alive = [alive[j] for j in keep]
             drafts = [self._draft(prompts[b], tokens[b], params[b]) for b in alive]
             K = max(len(d) for d in drafts)
-            rows = len(alive)
-            inputs = torch.tensor([[tokens[b][-1]] + d + [self.pad_id] * (K - len(d)) for b, d in zip(alive, drafts)],
-                                  dtype=torch.long, device=self.device)  # (rows, 1 + K)  # fmt: skip
-            block = torch.tensor([[1] * (1 + len(d)) + [0] * (K - len(d)) for d in drafts],
-                                 dtype=torch.long, device=self.device)  # fmt: skip
-            mask = torch.cat([mask, block], dim=1)
+            # this round's block: each row's new token, its draft, padding to the longest draft
+            block = [[tokens[b][-1]] + d + [self.pad_id] * (K - len(d)) for b, d in zip(alive, drafts, strict=True)]
+            seen = [[1] * (1 + len(d)) + [0] * (K - len(d)) for d in drafts]
+            inputs = torch.tensor(block, dtype=torch.long, device=self.device)  # (rows, 1 + K)
+            mask = torch.cat([mask, torch.tensor(seen, dtype=torch.long, device=self.device)], dim=1)
             block_pos = pos[:, -1:] + 1 + torch.arange(1 + K, device=self.device)  # (rows, 1 + K)
             out = self._forward(inputs, mask, block_pos, cache, keep=1 + K)
             if K == 0:
