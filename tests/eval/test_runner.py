@@ -73,3 +73,11 @@ def test_a_resumed_llm_eval_refuses_episodes_of_another_checkpoint(tmp_path):
     with pytest.raises(ValueError, match="another fingerprint, sampling"):
         check_resume(saved, {**cfg, "fingerprint": second, "sampling": {"temperature": 1.0}})
     check_resume(tmp_path / "fresh" / "config.json", cfg)  # nothing saved yet
+    # a prompt setting added by a later version of the code: resumable at its default, not otherwise
+    check_resume(saved, {**cfg, "prompt": {"max_rounds": 6, "recap": False}})
+    with pytest.raises(ValueError, match="another prompt"):
+        check_resume(saved, {**cfg, "prompt": {"max_rounds": 6, "recap": True}})
+    with pytest.raises(ValueError, match="another prompt"):
+        check_resume(saved, {**cfg, "prompt": {}})  # a setting the old run had is gone
+    with pytest.raises(ValueError, match="another env"):
+        check_resume(saved, {**cfg, "env": {"max_steps": 12, "no_such_setting": 1}})

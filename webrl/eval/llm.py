@@ -30,14 +30,32 @@ def llm_summary(records: list[dict]) -> dict:
 RESUME_KEYS = ("policy", "fingerprint", "prompt", "sampling", "env")  # what an episode's outcome depends on
 
 
+def _defaults() -> dict[str, dict]:
+    """Each settings group's defaults, as a config.json holds them."""
+    return {"prompt": PromptConfig().__dict__, "sampling": json.loads(json.dumps(SamplingParams().__dict__, default=list)),
+            "env": EnvConfig().__dict__}  # fmt: skip
+
+
+def _same(key: str, old, new) -> bool:
+    """Settings equal, a setting that a later version of the code added counting as equal when it
+    is at its default (the old run had that behaviour): so an upgrade does not orphan resumable evals."""
+    if old == new:
+        return True
+    if key == "fingerprint" and None in (old, new):  # unknown on one side: no verdict
+        return True
+    if not (isinstance(old, dict) and isinstance(new, dict)) or set(old) - set(new):
+        return False
+    defaults = _defaults().get(key, {})
+    return all(old[k] == new[k] if k in old else k in defaults and new[k] == defaults[k] for k in new)
+
+
 def check_resume(saved: Path, config: dict) -> None:
     """Refuse to resume an eval whose finished episodes came from another agent or settings (e.g. the
     checkpoint at the same path was retrained): a ValueError naming the fields that differ."""
     if not saved.exists():
         return
     old = json.loads(saved.read_text())
-    diff = [k for k in RESUME_KEYS if k in old and old[k] != config.get(k)
-            and not (k == "fingerprint" and None in (old[k], config.get(k)))]  # unknown on one side: no verdict
+    diff = [k for k in RESUME_KEYS if k in old and not _same(k, old[k], config.get(k))]
     if diff:
         raise ValueError(f"{saved.parent}: its episodes were run with another {', '.join(diff)} (e.g. a "
                          "retrained checkpoint at the same path); delete that folder to evaluate again, or "
