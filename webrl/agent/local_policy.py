@@ -18,7 +18,7 @@ are proposed as a draft, the model checks all of them in one forward, and the lo
 prefix that greedy decoding would have produced is kept; rejected slots stay in the KV
 cache, hidden by the attention mask. The tokens are greedy decoding's own (up to
 floating-point ties); each forward reads the weights once for several tokens. Measured:
-section "Session 2026-12-06" of docs/results.md. A row
+section "Session 2026-12-05 (9)" of docs/results.md. A row
 stops at an end-of-turn token, at the end of its first complete action line
 (`do(...)`/`exit(...)` followed by a newline), at one of its stop strings, or
 at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
