@@ -9,8 +9,8 @@
 most `max_batch_tokens` padded tokens, then for each: the prefill, then
 token-by-token decoding with the KV cache over the left-padded rows. On a GPU the
 prefill is one batched forward over the left-padded prompts; on the CPU each prompt
-is prefilled alone (no padding to compute, and attention without a mask takes the
-causal kernel) and the rows' caches are left-padded into one (`prefill_rows`).
+is prefilled alone, so no padding is computed, and the rows' caches are left-padded
+into one (`prefill_rows`).
 Greedy rows decode with prompt lookup (`draft_tokens`): the tokens that followed the
 latest earlier occurrence of the context's last n-gram (in the prompt or the response
 so far; responses copy element names, intents and the action syntax of past rounds)
