@@ -1,11 +1,18 @@
 """LocalPolicy: batched generation with the KV cache, stopping, log-probs, scoring."""
 
+import copy
 import random
 
 import pytest
 import torch
 
-from webrl.agent.local_policy import LocalPolicy, SamplingParams, lookup_draft, pack_right
+from webrl.agent.local_policy import (
+    LocalPolicy,
+    SamplingParams,
+    lookup_draft,
+    pack_right,
+    shared_prefix,
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +53,69 @@ def test_row_prefill_equals_the_batched_prefill(tiny):
     for x, y in zip(a, b, strict=True):
         assert x.token_ids == y.token_ids and x.finish_reason == y.finish_reason
         assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+
+
+# An episode's prompts: the next one repeats the last one up to its page, then goes on differently.
+STEP0 = "<|im_start|>user\nTask: buy two blue mugs and a red one for the kitchen\n\nURL: /shop\n" + "[Blue Mug](12) [Red Mug](13) " * 6
+STEP1 = STEP0[: STEP0.index("URL")] + "URL: /shop [page omitted]<|im_end|>\n<|im_start|>assistant\ndo(click [12])\n" + "[Cart](3) " * 8
+
+
+def test_shared_prefix_counts_leading_equal_items():
+    assert shared_prefix((1, 2, 3, 4), (1, 2, 9, 4)) == 2
+    assert shared_prefix((1, 2, 3), (1, 2, 3, 4, 5)) == 3
+    assert shared_prefix((7,), (1,)) == 0 and shared_prefix((), (1, 2)) == 0
+    a = tuple(range(1000))
+    assert all(shared_prefix(a, a[:k] + (-1,) + a[k + 1 :]) == k for k in (0, 1, 499, 500, 998, 999))
+
+
+def test_a_prompt_that_extends_an_earlier_one_prefills_only_the_rest(tiny):
+    """The second step's prompt reuses the first's cached keys and values for their shared beginning;
+    its tokens and log-probs are those of a policy without the cache (greedy and sampled)."""
+    model, tok = tiny
+    for params in (SamplingParams(max_new_tokens=8, end_of_action=False),
+                   SamplingParams(temperature=1.0, max_new_tokens=8, end_of_action=False)):  # fmt: skip
+        cached, plain = LocalPolicy(model, tok, seed=3), LocalPolicy(model, tok, seed=3, prefix_cache_tokens=0)
+        n0, n1 = len(cached.encode(STEP0)), len(cached.encode(STEP1))
+        shared = shared_prefix(tuple(cached.encode(STEP0)), tuple(cached.encode(STEP1)))
+        assert shared >= cached.min_prefix_tokens  # the test's premise
+        for step in ([STEP0, "x"], [STEP1, "y"]):  # batch 2: the first call prefills as one batch
+            a, b = cached.generate(step, params), plain.generate(step, params)
+            for x, y in zip(a, b, strict=True):
+                assert x.token_ids == y.token_ids
+                assert max(abs(u - v) for u, v in zip(x.logprobs, y.logprobs, strict=True)) < 1e-4
+        assert cached.reused == shared and plain.reused == 0
+        assert cached.prefilled < plain.prefilled
+        assert list(cached._prefixes) == [tuple(cached.encode(STEP1))]  # STEP0's entry replaced; short ones skipped
+        assert n0 + n1 <= cached.prefix_cache_tokens
+
+
+def test_the_prefix_cache_is_forgotten_when_the_weights_change(tiny):
+    model, tok = tiny
+    model = copy.deepcopy(model)
+    policy = LocalPolicy(model, tok, prefix_cache_tokens=4096)
+    params = SamplingParams(max_new_tokens=6, end_of_action=False)
+    policy.generate([STEP0], params)
+    with torch.no_grad():  # an optimizer step's in-place update
+        for w in model.parameters():
+            w.mul_(1.5)
+    got = policy.generate([STEP1], params)[0]
+    want = LocalPolicy(model, tok, prefix_cache_tokens=0).generate([STEP1], params)[0]
+    assert policy.reused == 0 and got.token_ids == want.token_ids
+    assert max(abs(u - v) for u, v in zip(got.logprobs, want.logprobs, strict=True)) < 1e-4
+
+
+def test_the_prefix_cache_keeps_to_its_token_budget(tiny):
+    model, tok = tiny
+    n0 = len(tok(STEP0, add_special_tokens=False)["input_ids"])
+    policy = LocalPolicy(model, tok, prefix_cache_tokens=n0 + 5)
+    params = SamplingParams(max_new_tokens=2, end_of_action=False)
+    policy.generate([STEP0], params)
+    policy.generate(["Task: something else entirely"], params)  # pushes STEP0 out: over the budget
+    assert sum(len(k) for k in policy._prefixes) <= n0 + 5
+    policy.generate([STEP1], params)
+    assert policy.reused == 0
+    with pytest.raises(ValueError, match="prefix_cache_tokens"):
+        LocalPolicy(model, tok, prefix_cache_tokens=-1)
 
 
 def test_lookup_draft_continues_the_latest_earlier_occurrence():

@@ -20,3 +20,4 @@ def test_bench_model_reports_each_part_on_the_default_device():
     assert r["prefill"]["flops_s"] > 0 and r["matmul"]["flops_s"] > 0
     assert set(r["agent"]["steps_s"]) == {"1", "2"} and all(v > 0 for v in r["agent"]["steps_s"].values())
     assert r["agent"]["draft_tokens"] == 4 and (r["agent"]["drafts_accepted"] is None or 0 <= r["agent"]["drafts_accepted"] <= 1)
+    assert 0 < r["agent"]["prefix_reused"] < 1  # an episode's second prompt begins as its first did

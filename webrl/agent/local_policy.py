@@ -12,6 +12,11 @@ prefill is one batched forward over the left-padded prompts; on the CPU, when th
 padding would cost more than a forward per prompt does (`row_overhead_tokens` of
 padding a prompt), each prompt is prefilled alone, so no padding is computed, and the
 rows' caches are left-padded into one (`prefill_rows`).
+Prompts that begin like an earlier prompt reuse its KV cache (`prefix_cache_tokens`, on the
+row-by-row path): an episode's next prompt repeats the instruction and every past round of the
+last one up to that round's page (replaced now by a placeholder), so only the rest is prefilled.
+The cache remembers the latest prompts' keys and values within a token budget, newest first, and
+forgets them when the weights change (an optimizer step, a merge of adapters).
 Greedy rows decode with prompt lookup (`draft_tokens`): the tokens that followed the
 latest earlier occurrence of the context's last n-gram (in the prompt or the response
 so far; responses copy element names, intents and the action syntax of past rounds)
@@ -32,6 +37,7 @@ seed gives the same samples whatever the device.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import torch
@@ -89,6 +95,8 @@ class LocalPolicy:
     # tokens, 2.1 against 1.9 s), so a micro-batch is prefilled row by row only when its padding
     # exceeds this many tokens a prompt.
     row_overhead_tokens = 48
+    # A cached prefix is used from this many shared tokens on (shorter ones save too little).
+    min_prefix_tokens = 16
 
     def __init__(
         self,
@@ -102,6 +110,7 @@ class LocalPolicy:
         bf16_weights: bool = False,
         prefill_rows: bool | None = None,
         draft_tokens: int = 4,
+        prefix_cache_tokens: int = 16384,
     ):
         if bf16_weights:  # inference only: cast once instead of autocasting the weights at every step
             model = model.to(torch.bfloat16)
@@ -123,6 +132,12 @@ class LocalPolicy:
         self.draft_tokens = draft_tokens  # 0: one token per forward
         self.forwards = 0  # model forwards run (prefill and decode), for benchmarks
         self.drafted = self.accepted = 0  # draft tokens proposed / kept
+        if prefix_cache_tokens < 0:
+            raise ValueError(f"prefix_cache_tokens must be >= 0, got {prefix_cache_tokens}")
+        self.prefix_cache_tokens = prefix_cache_tokens  # 0: no reuse
+        self._prefixes: OrderedDict[tuple[int, ...], list] = OrderedDict()  # prompt -> its layers' (k, v)
+        self._weights_version: int | None = None
+        self.prefilled = self.reused = 0  # prompt tokens run through the model / taken from the cache
 
     @classmethod
     def from_checkpoint(cls, path: str, **kw) -> LocalPolicy:
@@ -167,6 +182,7 @@ class LocalPolicy:
         if len(params) != len(prompts):
             raise ValueError(f"got {len(params)} SamplingParams for {len(prompts)} prompts")
         encoded = [self.encode(p) for p in prompts]
+        self._check_weights()
         out: list[Generation | None] = [None] * len(prompts)
         for batch in self.micro_batches([len(e) for e in encoded]):
             gens = self._generate_batch([encoded[i] for i in batch], [params[i] for i in batch])
@@ -191,17 +207,57 @@ class LocalPolicy:
         logits = out.logits.float().cpu()
         return logits[:, -1] if keep == 1 else logits
 
+    # --- the prefix cache ---------------------------------------------------------------------
+    def _check_weights(self) -> None:
+        """Forget the cached prefixes when any weight changed since they were computed."""
+        version = sum(p._version for p in self.model.parameters())
+        if version != self._weights_version:
+            self._prefixes.clear()
+            self._weights_version = version
+
+    def _cached_prefix(self, prompt: list[int]) -> tuple[tuple[int, ...] | None, int]:
+        """(key, n): the cached prompt sharing the longest beginning with `prompt`, and how many
+        tokens of it to reuse (at least `min_prefix_tokens`, and one token short of the whole
+        prompt, whose last position must run to give logits); (None, 0) when none does."""
+        if not self.prefix_cache_tokens:
+            return None, 0
+        best, n, prompt_t = None, 0, tuple(prompt)
+        for key in self._prefixes:
+            c = shared_prefix(key, prompt_t)
+            if c > n:
+                best, n = key, c
+        n = min(n, len(prompt) - 1)
+        return (best, n) if n >= self.min_prefix_tokens else (None, 0)
+
+    def _remember(self, prompt: list[int], layers: list, used: tuple[int, ...] | None) -> None:
+        """Cache a prefilled prompt's keys and values (its own tensors, (1, heads, len, dim));
+        the entry it started from is dropped (the new one shares what it shared), then the oldest
+        entries until the budget holds."""
+        if not self.min_prefix_tokens < len(prompt) <= self.prefix_cache_tokens:  # too short to serve, or too long
+            return
+        self._prefixes.pop(used, None)
+        self._prefixes[tuple(prompt)] = layers
+        while sum(len(k) for k in self._prefixes) > self.prefix_cache_tokens:
+            self._prefixes.popitem(last=False)
+
     def _prefill_rows(self, prompts: list[list[int]], L: int):
-        """Each prompt's prefill alone; their caches left-padded to L and stacked into one
-        (the padded slots hold zeros that the attention mask hides). (cache, logits)."""
+        """Each prompt's prefill alone, from a cached prefix when one matches; their caches
+        left-padded to L and stacked into one (the padded slots hold zeros that the attention
+        mask hides). (cache, logits)."""
         from transformers import DynamicCache
 
         rows, logits = [], []
         for p in prompts:
             cache = DynamicCache()
-            ids = torch.tensor([p], dtype=torch.long, device=self.device)
-            logits.append(self._forward(ids, None, None, cache))
+            key, n = self._cached_prefix(p)
+            for layer, (k, v) in enumerate(self._prefixes[key] if key else []):
+                cache.update(k[:, :, :n], v[:, :, :n], layer)
+            ids = torch.tensor([p[n:]], dtype=torch.long, device=self.device)
+            pos = torch.arange(n, len(p), device=self.device)[None]
+            logits.append(self._forward(ids, None, pos, cache))
+            self.prefilled, self.reused = self.prefilled + len(p) - n, self.reused + n
             rows.append(layer_tensors(cache))
+            self._remember(p, rows[-1], key)
         merged = DynamicCache()
         for layer in range(len(rows[0])):
             keys, values = [], []
@@ -225,11 +281,18 @@ class LocalPolicy:
         pos = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, L)
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         padding = B * L - sum(len(p) for p in prompts)
-        if self.prefill_rows and B > 1 and padding > self.row_overhead_tokens * B:
+        reuse = any(self._cached_prefix(p)[0] for p in prompts)
+        if self.prefill_rows and (reuse or B > 1 and padding > self.row_overhead_tokens * B):
             cache, logits = self._prefill_rows(prompts, L)
         else:
             cache = DynamicCache()
             logits = self._forward(ids, mask, pos, cache)
+            self.prefilled += B * L
+            if self.prefill_rows:  # each row's own slice, for the prompts that follow this one
+                for b, p in enumerate(prompts):
+                    layers = [(k[b : b + 1, :, L - len(p) :].clone(), v[b : b + 1, :, L - len(p) :].clone())
+                              for k, v in layer_tensors(cache)]  # fmt: skip
+                    self._remember(p, layers, None)
         tokens: list[list[int]] = [[] for _ in range(B)]
         logps: list[list[float]] = [[] for _ in range(B)]
         finish = [""] * B
@@ -354,6 +417,19 @@ def layer_tensors(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if hasattr(cache, "layers"):
         return [(layer.keys, layer.values) for layer in cache.layers]
     return list(zip(cache.key_cache, cache.value_cache, strict=True))
+
+
+def shared_prefix(a: tuple, b: tuple) -> int:
+    """How many leading items two tuples share (a binary search over slice comparisons, which run
+    in C: a few microseconds for prompts of a thousand tokens)."""
+    lo, hi = 0, min(len(a), len(b))  # a[:lo] == b[:lo] holds throughout
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def lookup_draft(context: list[int], k: int, max_ngram: int = 3) -> list[int]:

@@ -10,6 +10,7 @@
   agent.steps_s[b]       env steps/s of the LLM agent with b episodes in flight (greedy)
   agent.speedup          steps_s at the largest b / steps_s at b = 1
   agent.drafts_accepted  share of the prompt-lookup draft tokens kept (greedy decoding; agent/local_policy.py)
+  agent.prefix_reused    share of the prompt tokens taken from the prefix cache instead of prefilled
   prefill.flops_s        model FLOP/s in prefill (2 x non-embedding params x tokens + attention)
   matmul.flops_s         a bare matmul of the model's MLP shape on this machine, same dtype
   eval                   optional: wall time and success of a full split evaluation
@@ -112,7 +113,7 @@ def bench_agent(policy: LocalPolicy, prompt: PromptConfig, tasks, sizes: list[in
 
     world = WorldApp()
     out = {}
-    drafted, accepted = policy.drafted, policy.accepted
+    drafted, accepted, reused, prefilled = policy.drafted, policy.accepted, policy.reused, policy.prefilled
     for b in sizes:
         envs = [WebEnv(EnvConfig(max_steps=2), world) for _ in range(b)]
         t0 = time.perf_counter()
@@ -120,8 +121,10 @@ def bench_agent(policy: LocalPolicy, prompt: PromptConfig, tasks, sizes: list[in
         dt = time.perf_counter() - t0
         out[str(b)] = round(sum(r["n_steps"] for r in recs) / dt, 3)
     drafted, accepted = policy.drafted - drafted, policy.accepted - accepted
+    reused, prefilled = policy.reused - reused, policy.prefilled - prefilled
     return {"steps_s": out, "speedup": round(out[str(sizes[-1])] / out[str(sizes[0])], 2) if out[str(sizes[0])] else None,
-            "draft_tokens": policy.draft_tokens, "drafts_accepted": round(accepted / drafted, 3) if drafted else None}  # fmt: skip
+            "draft_tokens": policy.draft_tokens, "drafts_accepted": round(accepted / drafted, 3) if drafted else None,
+            "prefix_reused": round(reused / (reused + prefilled), 3) if reused + prefilled else None}  # fmt: skip
 
 
 def bench_prefill(model, cfg, tokens: int = 2048, batch: int = 4) -> dict:
