@@ -16,7 +16,9 @@ Prompts that begin like an earlier prompt reuse its KV cache (`prefix_cache_toke
 row-by-row path): an episode's next prompt repeats the instruction and every past round of the
 last one up to that round's page (replaced now by a placeholder), so only the rest is prefilled.
 The cache remembers the latest prompts' keys and values within a token budget, newest first, and
-forgets them when the weights change (an optimizer step, a merge of adapters).
+forgets them when the weights change (an optimizer step, a merge of adapters). Measured on
+oracle episodes of the `cpu` preset's prompt: 17 % of the prompt tokens reused, 5 % less time
+(the page is most of a prompt; docs/results.md, session 2026-12-06).
 Greedy rows decode with prompt lookup (`draft_tokens`): the tokens that followed the
 latest earlier occurrence of the context's last n-gram (in the prompt or the response
 so far; responses copy element names, intents and the action syntax of past rounds)
