@@ -283,7 +283,7 @@ class LocalPolicy:
         pos = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, L)
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         padding = B * L - sum(len(p) for p in prompts)
-        reuse = any(self._cached_prefix(p)[0] for p in prompts)
+        reuse = self.prefill_rows and any(self._cached_prefix(p)[0] for p in prompts)  # (only rows store)
         if self.prefill_rows and (reuse or B > 1 and padding > self.row_overhead_tokens * B):
             cache, logits = self._prefill_rows(prompts, L)
         else:
