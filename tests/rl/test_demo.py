@@ -49,15 +49,19 @@ def test_orm_minutes_fill_the_budget_the_data_left():
 
 
 def test_minutes_left_scales_by_the_stages_this_machine_ran():
-    stages = list(BUDGET)  # sft 30, sft-eval 20, orm-data 6, orm 14, orm-eval 1, train 30
-    assert minutes_left(BUDGET, stages, {}, 0) == 101  # nothing ran yet: the budget as it stands
-    # the 2026-12-04 demo, a slower machine: SFT 46 min, its eval 34 (actually left: 103 and 68.9)
-    assert minutes_left(BUDGET, stages, {"sft": 46}, 1) == pytest.approx(46 / 30 * 51 + 20)  # 98.2
-    assert minutes_left(BUDGET, stages, {"sft": 46, "sft-eval": 34}, 2) == pytest.approx(80 / 50 * 31 + 20)  # 69.6
+    stages = list(BUDGET)  # sft 30, sft-eval 22, orm-data 2, orm 18, orm-eval 1, train 37
+    assert minutes_left(BUDGET, stages, {}, 0) == 110  # nothing ran yet: the budget as it stands
+    # the 2026-12-04 demo, a slower machine: SFT 46 min, its eval 34
+    assert minutes_left(BUDGET, stages, {"sft": 46}, 1) == pytest.approx(46 / 30 * 60 + 20)  # 112
+    assert minutes_left(BUDGET, stages, {"sft": 46, "sft-eval": 34}, 2) == pytest.approx(80 / 52 * 38 + 20)  # 78.5
     # the budgeted ORM stages neither scale nor count; a stage found done (0.1 min) does not count
     taken = {"sft": 0.1, "sft-eval": 0.2, "orm-data": 8.8, "orm": 11.9, "orm-eval": 2.0}
-    assert minutes_left(BUDGET, stages, taken, 5) == pytest.approx(30 * 2.0)
-    assert minutes_left(BUDGET, stages, {"sft": 300}, 1) == pytest.approx(3 * 51 + 20)  # clamped at 3x
+    assert minutes_left(BUDGET, stages, taken, 5) == pytest.approx(37 * 2.0)
+    assert minutes_left(BUDGET, stages, {"sft": 300}, 1) == pytest.approx(3 * 60 + 20)  # clamped at 3x
+    # a resume: the stages found finished leave the estimate (the 2026-12-06 demo resumed in "train")
+    done = frozenset(stages[:5])
+    assert minutes_left(BUDGET, stages, {}, 0, done=done) == 37
+    assert minutes_left(BUDGET, stages, {}, 3, done=frozenset({"orm"})) == 1 + 37
 
 
 def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
@@ -101,3 +105,6 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     before = files()
     assert main(args) == 0  # resumes: every stage is found done, nothing is redone or added
     assert files() == before and len(log.read_text().splitlines()) == len(first) + 1
+    out = capsys.readouterr().out
+    for i, stage in enumerate(stages):  # the banners say so
+        assert f"demo stage {i + 1}/6: {stage} (done before, skipped; elapsed" in out

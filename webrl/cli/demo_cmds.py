@@ -20,26 +20,29 @@ from dataclasses import replace
 from pathlib import Path
 
 from webrl.cli.stages import stage_runner
+from webrl.eval.study import final_summary
 from webrl.files import write_json_atomic
 
 # cpu-preset minutes per stage on 2 idle cores of the faster machines, for the "left" estimate
-# (measured: fresh-clone `make demo`s, docs/results.md "Session 2026-12-03 (2)" and "2026-12-04 (2)":
-# SFT = 2 epochs, ~29 min; "train" = 3 phases (~15-28) + the final eval (7-19, with the episodes)
-BUDGET = {"sft": 30, "sft-eval": 20, "orm-data": 6, "orm": 14, "orm-eval": 1, "train": 30}
+# (measured: fresh-clone `make demo`s, docs/results.md "Session 2026-12-05 (4)" and "2026-12-06":
+# SFT = 2 epochs, ~29 min; its eval ~21-23; ORM data ~1.5 of the ORM's 20 minutes; "train" = 3
+# phases (~26) + the final eval (~11.5); the 2026-12-06 machine took 1.17x these)
+BUDGET = {"sft": 30, "sft-eval": 22, "orm-data": 2, "orm": 18, "orm-eval": 1, "train": 37}
 # stages held to a time budget whatever the machine (`--orm-budget`: data + training = 20 min)
 FIXED = ("orm-data", "orm")
 
 
 def minutes_left(budget: dict[str, float], stages: list[str], taken: dict[str, float], at: int,
-                 fixed: tuple[str, ...] = FIXED) -> float:  # fmt: skip
-    """The estimate of what is left from stage `at` on: the remaining stages' budget minutes, scaled
-    by how this machine did on the stages that ran in this process (their measured minutes over their
-    budget). Stages found done (a resume: under half a minute) do not count, nor do the `fixed` ones,
-    which take their budget on any machine; until a stage has run the scale is 1. Clamped to
-    [0.5, 3] so that one odd stage cannot make the estimate absurd."""
+                 fixed: tuple[str, ...] = FIXED, done: frozenset[str] = frozenset()) -> float:  # fmt: skip
+    """The estimate of what is left from stage `at` on: the remaining stages' budget minutes (less
+    those in `done`, found finished by a resume), scaled by how this machine did on the stages that
+    ran in this process (their measured minutes over their budget). Stages found done (a resume:
+    under half a minute) do not count, nor do the `fixed` ones, which take their budget on any
+    machine; until a stage has run the scale is 1. Clamped to [0.5, 3] so that one odd stage cannot
+    make the estimate absurd."""
     ran = {s: m for s, m in taken.items() if m >= 0.5 and budget.get(s, 0) > 0 and s not in fixed}
     scale = min(3.0, max(0.5, sum(ran.values()) / sum(budget[s] for s in ran))) if ran else 1.0
-    rest = stages[at:]
+    rest = [s for s in stages[at:] if s not in done]
     return sum(budget.get(s, 0) * (1.0 if s in fixed else scale) for s in rest)
 
 
@@ -52,19 +55,25 @@ class Progress:
         self.stages = stages
         self.budget = budget
         self.taken: dict[str, float] = {}  # minutes each stage took in this process
+        self.done: set[str] = set()  # stages a resume found finished
         self._current: tuple[str, float] | None = None
 
-    def __call__(self, stage: str) -> None:
+    def __call__(self, stage: str, done: bool = False) -> None:
+        """The banner of `stage`; `done`: a resume found its output there, so it is skipped."""
         now = time.perf_counter()
         if self._current is not None:
             self.taken[self._current[0]] = (now - self._current[1]) / 60
         self._current = (stage, now)
+        if done:
+            self.done.add(stage)
         i = self.stages.index(stage)
         el = (now - self.t0) / 60
         left = ""
         if self.budget:
-            left = f"; ~{minutes_left(self.budget, self.stages, self.taken, i):.0f} min left on 2 CPU cores"
-        print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} (elapsed {el:.1f} min{left})", flush=True)
+            est = minutes_left(self.budget, self.stages, self.taken, i, done=frozenset(self.done))
+            left = f"; ~{est:.0f} min left on 2 CPU cores"
+        what = "done before, skipped; " if done else ""
+        print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} ({what}elapsed {el:.1f} min{left})", flush=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -86,28 +95,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
     mcfg = preset(args.preset)
     progress = not args.no_progress
 
-    show("sft")
     sft = run / "sft"
+    show("sft", done=(sft / "final" / "webrl_model.json").exists())
     if not (sft / "final" / "webrl_model.json").exists():
         stage(train_sft, replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
 
     orm = run / "orm" / "model"
     loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
                          "demos": str(sft / "demos.jsonl"), **({"phases": args.phases} if args.phases else {})})  # fmt: skip
-    show("sft-eval")  # = the phase loop's phase-000 eval, run now so the ORM eval can reuse its episodes
+    # = the phase loop's phase-000 eval, run now so the ORM eval can reuse its episodes
+    show("sft-eval", done=(run / "webrl" / "phase-000" / "eval" / "done").exists())
     stage(evaluate_start, loop, run / "webrl", progress)
 
-    show("orm-data")
     data = run / "orm" / "train.jsonl"
     test_data = run / "orm" / "test.jsonl"
+    show("orm-data", done=data.exists() and test_data.exists())
     if not data.exists():
         stage(_orm_data, "train", data, sft / "final", args.orm_policy_tasks, progress)
     if not test_data.exists():  # scripted behaviours + the SFT actor's greedy episodes from sft-eval
         stage(_orm_data, "test", test_data, sft / "final", 0, progress,
               run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
 
-    show("orm")
-    if not any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE)):
+    orm_done = any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE))
+    show("orm", done=orm_done)
+    if not orm_done:
         ocfg = ENCODER_PRESETS[args.preset] if args.orm_kind == "encoder" else ORM_PRESETS[args.preset]
         stats_file = data.with_suffix(".stats.json")
         data_s = json.loads(stats_file.read_text()).get("seconds") if stats_file.exists() else None
@@ -121,11 +132,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         else:
             stage(train_orm, ocfg, mcfg, orm, progress)
 
-    show("orm-eval")
+    show("orm-eval", done=(run / "orm" / "eval.json").exists())
     if not (run / "orm" / "eval.json").exists():
         stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json", loop.orm_threshold)
 
-    show("train")
+    show("train", done=final_summary(run / "webrl") is not None)
     stage(train, loop, run / "webrl", progress)
     print(comparison(run / "webrl"))
     return 0
