@@ -295,6 +295,36 @@ def test_final_eval_starts_from_the_last_phase_eval(tmp_path):
     assert len((dst / "episodes.jsonl").read_text().splitlines()) == 1
 
 
+def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, tmp_path):
+    """Two configs of a seed roll out the same phase 1 (so a study shares it): webrl's and awr's
+    computed afresh agree episode by episode, and an awr run given webrl's phase 1 trains on."""
+    from webrl.cli.start_eval import first_phase_source, share_first_phase
+    from webrl.rl.loop import train
+
+    _, sft, _ = killed_run
+    base = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(sft / "final"), "reward": "oracle",
+                         "demos": str(sft / "demos.jsonl"), "phases": 1})  # fmt: skip
+    awr = replace(base, method="awr")
+
+    def phase_1(run: Path) -> list:
+        eps = read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl")
+        labels = read_jsonl(run / "phase-001" / "labels.jsonl")
+        return [(e["task_id"], [s["response"] for s in e["steps"]], e["reward"]) for e in eps] + labels
+
+    train(base, tmp_path / "webrl", progress=False)
+    train(awr, tmp_path / "awr-own", progress=False)
+    assert phase_1(tmp_path / "awr-own") == phase_1(tmp_path / "webrl") and phase_1(tmp_path / "webrl")
+    assert first_phase_source([tmp_path / "webrl"], awr) == tmp_path / "webrl"
+    assert share_first_phase(tmp_path / "webrl", tmp_path / "awr")
+    line = train(awr, tmp_path / "awr", progress=False)
+    assert line["phase"] == 1 and phase_1(tmp_path / "awr") == phase_1(tmp_path / "webrl")
+    stages = json.loads((tmp_path / "awr" / "phase-001" / "stages.json").read_text())
+    assert stages["label"]["shared_from"] == str(tmp_path / "webrl") and "actor" in stages
+    own = [json.loads(x) for x in (tmp_path / "awr-own" / "phase-001" / "examples.jsonl").read_text().splitlines()]
+    got = [json.loads(x) for x in (tmp_path / "awr" / "phase-001" / "examples.jsonl").read_text().splitlines()]
+    assert got == own  # the update that follows sees the same data
+
+
 def test_stratified_subset_spreads_over_sites():
     tasks = load_split("test")
     sub = stratified(tasks, 48, seed=0)

@@ -1,5 +1,6 @@
-"""`webrl study`: paired statistics, the results table, sharing the start eval, adopting a run,
-and every config a valid loop config (pure functions and small run folders; no training)."""
+"""`webrl study`: paired statistics, the results table, sharing the start eval and phase 1's
+rollouts, adopting a run, and every config a valid loop config (pure functions and small run
+folders; no training: tests/rl/test_loop.py trains with a shared phase 1)."""
 
 import json
 from dataclasses import replace
@@ -92,6 +93,63 @@ def test_a_run_finds_a_finished_start_eval_to_share(tmp_path):
     (runs[2] / "train_config.json").write_text(json.dumps({**whole.to_json(), "seed": 1}))
     assert start_eval_source(runs, whole) == runs[2]
     assert start_eval_source(runs, cfg) == runs[2]  # the whole split, as a final eval's start
+
+
+def _phase_1(run, cfg, stages=("tasks", "rollout", "label")):
+    """A run folder whose phase 1 finished `stages` (made-up files, as the loop writes them)."""
+    pdir = run / "phase-001"
+    (pdir / "rollouts").mkdir(parents=True)
+    (run / "train_config.json").write_text(json.dumps(cfg.to_json()))
+    (pdir / "tasks.json").write_text("[]\n")
+    (pdir / "labels.jsonl").write_text('{"task_id": "7", "reward": 1.0}\n')
+    (pdir / "rollouts" / "episodes.jsonl").write_text('{"task_id": "7", "steps": []}\n')
+    (pdir / "stages.json").write_text(json.dumps({k: {"minutes": 2.5} for k in stages}))
+    return run
+
+
+def test_configs_that_differ_only_in_their_update_share_phase_1(tmp_path):
+    from webrl.cli.start_eval import UPDATE_ONLY, first_phase_source, rollout_settings
+    from webrl.cli.study_cmds import CONFIGS
+
+    base = LoopConfig(**{**LOOP_PRESETS["cpu"], "init": "sft/final", "orm": "orm/final", "demos": "d.jsonl"})
+    src = _phase_1(tmp_path / "webrl" / "seed-0", base)
+    # every study config changes only what follows the labels (no_curriculum too: phase 1 draws from
+    # the train pool either way)
+    for name, fields in CONFIGS.items():
+        assert set(fields) <= UPDATE_ONLY, name
+        assert first_phase_source([src], replace(base, **fields)) == src, name
+    # what feeds phase 1's tasks, rollouts or labels keeps runs apart
+    for fields in ({"seed": 1}, {"temperature": 1.0}, {"tasks_per_phase": 8}, {"rollout_max_steps": 6},
+                   {"orm_threshold": 0.5}, {"reward": "oracle"}, {"init": "other/final"}, {"envs": 4},
+                   {"max_batch_tokens": 4096}, {"rollouts_per_task": 2}):  # fmt: skip
+        assert first_phase_source([src], replace(base, **fields)) is None, fields
+    assert set(rollout_settings(base.to_json())) == set(base.to_json()) - UPDATE_ONLY
+    # a phase 1 that has not labelled its rollouts yet is no source; the first finished one is
+    early = _phase_1(tmp_path / "awr" / "seed-0", base, stages=("tasks", "rollout"))
+    assert first_phase_source([early, tmp_path / "missing", src], base) == src
+    assert first_phase_source([early], base) is None
+
+
+def test_share_first_phase_copies_three_stages_and_never_replaces(tmp_path):
+    from webrl.cli.start_eval import share_first_phase
+
+    base = LoopConfig(init="sft/final", reward="oracle")
+    src = _phase_1(tmp_path / "webrl" / "seed-0", base, stages=("tasks", "rollout", "label", "replay", "critic"))
+    (src / "phase-001" / "examples.jsonl").write_text("{}\n")  # the source's own update: not shared
+    dst = tmp_path / "awr" / "seed-0"
+    assert share_first_phase(src, dst)
+    got = dst / "phase-001"
+    assert sorted(p.name for p in got.iterdir()) == ["labels.jsonl", "rollouts", "stages.json", "tasks.json"]
+    for name in ("labels.jsonl", "tasks.json", "rollouts/episodes.jsonl"):
+        assert (got / name).read_text() == (src / "phase-001" / name).read_text()
+    stages = json.loads((got / "stages.json").read_text())
+    assert list(stages) == ["tasks", "rollout", "label"]  # the loop resumes at replay
+    assert all(v["minutes"] == 0.0 and v["shared_from"] == str(src) for v in stages.values())
+    (got / "labels.jsonl").write_text("")  # the run goes on from there: its phase 1 is its own now
+    assert not share_first_phase(src, dst) and (got / "labels.jsonl").read_text() == ""
+    unlabelled = _phase_1(tmp_path / "filtered_bc" / "seed-0", base, stages=("tasks", "rollout"))
+    assert not share_first_phase(unlabelled, tmp_path / "digirl" / "seed-0")
+    assert not (tmp_path / "digirl").exists()
 
 
 def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):

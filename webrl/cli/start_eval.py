@@ -1,15 +1,25 @@
-"""Sharing the starting actor's eval (`phase-000/eval`) between runs that start alike.
+"""Sharing what runs that start alike would compute identically.
 
 Runs that start from the same actor evaluate it greedily on the same tasks before their first
 phase: on 2 CPU cores ~10-20 minutes each for the same episodes. `webrl study` shares one such
-eval between its runs, and `webrl train --start-eval RUN` takes one from a finished run."""
+eval between its runs, and `webrl train --start-eval RUN` takes one from a finished run.
+
+Phase 1 of a study's configs with the same seed is the same up to its replay stage too: its tasks
+are drawn from the train pool by the seed (the curriculum starts at phase 2), its rollouts are
+sampled from the starting actor with the phase's seed, and its labels come from the same ORM. The
+configs differ only in what they do with them (replay, critic, actor update). `share_first_phase`
+gives a run those three stages of another run's phase 1 when every setting that feeds them is
+equal (`rollout_settings`: all but `UPDATE_ONLY`), saving its tasks and rollout minutes (~3 of a
+~45-minute cpu run) and making the configs' comparison paired by construction."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
-from webrl.files import copytree_atomic
+from webrl.files import copytree_atomic, write_json_atomic
 
 # what the starting actor's eval depends on, besides which tasks it covers (`start_tasks`)
 START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")
@@ -46,3 +56,59 @@ def start_eval_source(runs: list[Path], cfg) -> Path | None:
         if all(got.get(k) == want[k] for k in START_KEYS) and start_tasks(got) == start_tasks(want):
             return run
     return None
+
+
+# settings that act only after phase 1's label stage (replay, critic, actor update, later phases'
+# curriculum, evals): runs that differ only in these roll out the same phase 1. A setting missing
+# here keeps runs from sharing (safe); one wrongly here would share rollouts a run would not have made.
+UPDATE_ONLY = frozenset({
+    "method", "actor_loss", "beta", "lam", "gamma", "replay", "ppl_filter", "ppl_lo", "ppl_hi", "replay_ratio",
+    "replay_sample", "curriculum", "generator", "candidates", "critic_lo", "critic_hi", "fill", "critic_replay",
+    "critic_epochs", "critic_lr", "phases", "eval_max_steps", "eval_subset", "final_eval", "train",
+})  # fmt: skip
+SHARED_STAGES = ("tasks", "rollout", "label")
+PHASE_1 = "phase-001"
+
+
+def rollout_settings(cfg: dict) -> dict:
+    """The settings of a saved `train_config.json` (or `LoopConfig.to_json()`) that phase 1's
+    tasks, rollouts and labels depend on."""
+    return {k: v for k, v in cfg.items() if k not in UPDATE_ONLY}
+
+
+def first_phase_source(runs: list[Path], cfg) -> Path | None:
+    """The first of `runs` whose phase 1 has labelled rollouts that `cfg`'s run would make alike."""
+    want = rollout_settings(json.loads(json.dumps(cfg.to_json())))
+    for run in runs:
+        saved = run / "train_config.json"
+        done = run / PHASE_1 / "stages.json"
+        if not saved.exists() or not done.exists():
+            continue
+        if not all(k in json.loads(done.read_text()) for k in SHARED_STAGES):
+            continue
+        if rollout_settings(json.loads(saved.read_text())) == want:
+            return run
+    return None
+
+
+def share_first_phase(src: Path, dst: Path) -> bool:
+    """Give run `dst` the tasks, rollouts and labels of `src`'s phase 1 (its `stages.json` marks
+    them done, `shared_from` naming `src`, minutes 0: they cost `dst` nothing). False when `dst`
+    has started phase 1 itself or `src` has not labelled its rollouts. The phase folder appears
+    whole or not at all."""
+    s, d = src / PHASE_1, dst / PHASE_1
+    if d.exists() or not (s / "stages.json").exists():
+        return False
+    done = json.loads((s / "stages.json").read_text())
+    if not all(k in done for k in SHARED_STAGES):
+        return False
+    tmp = d.with_name(f".{PHASE_1}.share")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name in ("tasks.json", "labels.jsonl"):
+        shutil.copy2(s / name, tmp / name)
+    shutil.copytree(s / "rollouts", tmp / "rollouts")
+    write_json_atomic(tmp / "stages.json", {k: {**done[k], "minutes": 0.0, "shared_from": str(src)} for k in SHARED_STAGES})
+    os.replace(tmp, d)
+    return True

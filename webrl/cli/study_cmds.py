@@ -26,7 +26,12 @@ import time
 from pathlib import Path
 
 from webrl.cli.stages import stage_runner
-from webrl.cli.start_eval import share_start_eval, start_eval_source
+from webrl.cli.start_eval import (
+    first_phase_source,
+    share_first_phase,
+    share_start_eval,
+    start_eval_source,
+)
 from webrl.eval.archive import archive
 from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
 from webrl.files import copytree_atomic, write_json_atomic
@@ -150,9 +155,13 @@ def cmd_study(args: argparse.Namespace) -> int:
               + ("" if done else f"; {left} to finish{eta_note(minutes, left)}") + ")", flush=True)  # fmt: skip
         cfg = LoopConfig(**{**base, **CONFIGS[name], "seed": s})
         # the --start-eval runs first (e.g. the demo's), then this study's: a study run in parts evaluates its start once
-        src = start_eval_source([*extra, *sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))], cfg)
+        others = [*extra, *sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))]
+        src = start_eval_source(others, cfg)
         if src is not None and src != run:
             share_start_eval(src, run)
+        src = first_phase_source([r for r in others if r.resolve() != run.resolve()], cfg)
+        if src is not None and share_first_phase(src, run):
+            print(f"phase 1: tasks, rollouts and labels shared from {src} (the same seed and rollout settings)", flush=True)
         t0 = time.monotonic()
         stage(train, cfg, run, not args.no_progress)
         if not done:
