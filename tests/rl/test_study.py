@@ -102,7 +102,8 @@ def _phase_1(run, cfg, stages=("tasks", "rollout", "label")):
     (run / "train_config.json").write_text(json.dumps(cfg.to_json()))
     (pdir / "tasks.json").write_text("[]\n")
     (pdir / "labels.jsonl").write_text('{"task_id": "7", "reward": 1.0}\n')
-    (pdir / "rollouts" / "episodes.jsonl").write_text('{"task_id": "7", "steps": []}\n')
+    step = {"obs": "[Sign in](1)", "response": 'do(action="Click", element="1")'}
+    (pdir / "rollouts" / "episodes.jsonl").write_text(json.dumps({"task_id": "7", "steps": [step]}) + "\n")
     (pdir / "stages.json").write_text(json.dumps({k: {"minutes": 2.5} for k in stages}))
     return run
 
@@ -128,6 +129,13 @@ def test_configs_that_differ_only_in_their_update_share_phase_1(tmp_path):
     early = _phase_1(tmp_path / "awr" / "seed-0", base, stages=("tasks", "rollout"))
     assert first_phase_source([early, tmp_path / "missing", src], base) == src
     assert first_phase_source([early], base) is None
+    # an archived run's episodes have lost their pages (the critic needs them): never a source
+    from webrl.eval.archive import archive
+
+    archive(tmp_path / "webrl", tmp_path / "archived")
+    slim = tmp_path / "archived" / "seed-0"
+    assert json.loads((slim / "phase-001" / "stages.json").read_text())["label"]
+    assert first_phase_source([slim], base) is None
 
 
 def test_share_first_phase_copies_three_stages_and_never_replaces(tmp_path):

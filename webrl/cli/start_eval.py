@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from webrl.files import copytree_atomic, write_json_atomic
+from webrl.files import copytree_atomic, read_jsonl, write_json_atomic
 
 # what the starting actor's eval depends on, besides which tasks it covers (`start_tasks`)
 START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")
@@ -76,17 +76,23 @@ def rollout_settings(cfg: dict) -> dict:
     return {k: v for k, v in cfg.items() if k not in UPDATE_ONLY}
 
 
+def _shareable(pdir: Path) -> bool:
+    """Phase folder `pdir` has labelled its rollouts, and they still hold their pages (an archived
+    run's episodes lose them, `eval/archive.py`, and the critic stage needs them)."""
+    done, eps = pdir / "stages.json", pdir / "rollouts" / "episodes.jsonl"
+    if not done.exists() or not eps.exists() or not all(k in json.loads(done.read_text()) for k in SHARED_STAGES):
+        return False
+    return all("obs" in step for ep in read_jsonl(eps) for step in ep.get("steps", []))
+
+
 def first_phase_source(runs: list[Path], cfg) -> Path | None:
     """The first of `runs` whose phase 1 has labelled rollouts that `cfg`'s run would make alike."""
     want = rollout_settings(json.loads(json.dumps(cfg.to_json())))
     for run in runs:
         saved = run / "train_config.json"
-        done = run / PHASE_1 / "stages.json"
-        if not saved.exists() or not done.exists():
+        if not saved.exists() or rollout_settings(json.loads(saved.read_text())) != want:
             continue
-        if not all(k in json.loads(done.read_text()) for k in SHARED_STAGES):
-            continue
-        if rollout_settings(json.loads(saved.read_text())) == want:
+        if _shareable(run / PHASE_1):
             return run
     return None
 
@@ -94,14 +100,12 @@ def first_phase_source(runs: list[Path], cfg) -> Path | None:
 def share_first_phase(src: Path, dst: Path) -> bool:
     """Give run `dst` the tasks, rollouts and labels of `src`'s phase 1 (its `stages.json` marks
     them done, `shared_from` naming `src`, minutes 0: they cost `dst` nothing). False when `dst`
-    has started phase 1 itself or `src` has not labelled its rollouts. The phase folder appears
-    whole or not at all."""
+    has started phase 1 itself, or `src` has not labelled its rollouts or is an archive without
+    their pages. The phase folder appears whole or not at all."""
     s, d = src / PHASE_1, dst / PHASE_1
-    if d.exists() or not (s / "stages.json").exists():
+    if d.exists() or not _shareable(s):
         return False
     done = json.loads((s / "stages.json").read_text())
-    if not all(k in done for k in SHARED_STAGES):
-        return False
     tmp = d.with_name(f".{PHASE_1}.share")
     if tmp.exists():
         shutil.rmtree(tmp)
