@@ -68,6 +68,9 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     run = tmp_path / "demo"
     # the SFT policy's rollouts are off by default (`--orm-policy-tasks 0`); this run keeps them covered
     args = ["demo", "--preset", "cpu-tiny", "--run", str(run), "--phases", "1", "--orm-policy-tasks", "24", "--no-progress"]
+    assert main([*args, "--orm-steps", "-1"]) == 2 and not run.exists()
+    # --orm-steps: the ORM's steps fixed (cpu-tiny's preset would take 3), as when rebuilding another demo's ORM
+    args += ["--orm-steps", "2"]
     assert main(args) == 0
     out = capsys.readouterr().out
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
@@ -77,6 +80,9 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     assert (run / "sft" / "final" / "webrl_model.json").exists()
     train = [json.loads(x) for x in (run / "orm" / "train.jsonl").read_text().splitlines()]
     assert json.loads((run / "orm" / "train.stats.json").read_text())["seconds"] > 0
+    orm_steps = [json.loads(x)["step"] for x in (run / "orm" / "model" / "metrics.jsonl").read_text().splitlines()]
+    assert orm_steps[-1] == 2 and sorted(p.name for p in (run / "orm" / "model").glob("ckpt-*")) == ["ckpt-2"]
+    assert "orm: 2 optimizer steps (--orm-steps), no time budget" in out
     assert {t["label"] for t in train} == {0, 1}
     assert {"policy_t0", "policy_t1"} <= {t["behaviour"] for t in train}  # the SFT actor at T=0 and T=1
     test = [json.loads(x) for x in (run / "orm" / "test.jsonl").read_text().splitlines()]

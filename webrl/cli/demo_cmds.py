@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -85,6 +86,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, evaluate_start, train
     from webrl.rl.sft import SFT_PRESETS, train_sft
 
+    if args.orm_steps < 0:
+        print(f"error: --orm-steps must be >= 0 (0 = the time budget), got {args.orm_steps}", file=sys.stderr)
+        return 2
     run = Path(args.run)
     run.mkdir(parents=True, exist_ok=True)
     if args.threads:
@@ -123,10 +127,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stats_file = data.with_suffix(".stats.json")
         data_s = json.loads(stats_file.read_text()).get("seconds") if stats_file.exists() else None
         minutes = orm_minutes(args.orm_budget, data_s, ocfg.minutes)
-        if minutes != ocfg.minutes:
+        if args.orm_steps:
+            print(f"orm: {args.orm_steps} optimizer steps (--orm-steps), no time budget", flush=True)
+            minutes = 0.0
+        elif minutes != ocfg.minutes:
             print(f"orm: {minutes:.1f} min of training = the {args.orm_budget:g}-min ORM budget less "
                   f"{data_s / 60:.1f} min of data building", flush=True)  # fmt: skip
-        ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes)
+        ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes,
+                       **({"max_steps": args.orm_steps} if args.orm_steps else {}))  # fmt: skip
         if args.orm_kind == "encoder":
             stage(train_encoder_orm, ocfg, orm, progress)
         else:
@@ -250,6 +258,9 @@ def add_commands(sub) -> None:
     d.add_argument("--orm-budget", type=float, default=20.0,
                    help="minutes for the ORM's train data + training: training gets what the data building left "
                         "(at least 5; cpu preset only; 0 = the preset's training minutes)")
+    d.add_argument("--orm-steps", type=int, default=0,
+                   help="the ORM's optimizer steps instead of a time budget (0 = the budget): another demo's "
+                        "orm/model/plan.json `planned_steps` rebuilds that demo's ORM on any machine")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_demo)
