@@ -100,8 +100,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     progress = not args.no_progress
 
     sft = run / "sft"
-    show("sft", done=(sft / "final" / "webrl_model.json").exists())
-    if not (sft / "final" / "webrl_model.json").exists():
+    sft_done = (sft / "final" / "webrl_model.json").exists()
+    show("sft", done=sft_done)
+    if not sft_done:
         stage(train_sft, replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
 
     orm = run / "orm" / "model"
@@ -140,8 +141,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         else:
             stage(train_orm, ocfg, mcfg, orm, progress)
 
-    show("orm-eval", done=(run / "orm" / "eval.json").exists())
-    if not (run / "orm" / "eval.json").exists():
+    orm_eval_done = (run / "orm" / "eval.json").exists()
+    show("orm-eval", done=orm_eval_done)
+    if not orm_eval_done:
         stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json", loop.orm_threshold)
 
     show("train", done=final_summary(run / "webrl") is not None)

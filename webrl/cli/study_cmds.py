@@ -159,7 +159,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         src = start_eval_source(others, cfg)
         if src is not None and src != run:
             share_start_eval(src, run)
-        src = first_phase_source([r for r in others if r.resolve() != run.resolve()], cfg)
+        src = first_phase_source(others, cfg)  # (never over a phase 1 the run has begun itself)
         if src is not None and share_first_phase(src, run):
             print(f"phase 1: tasks, rollouts and labels shared from {src} (the same seed and rollout settings)", flush=True)
         t0 = time.monotonic()
