@@ -41,8 +41,10 @@ def test_the_demos_closing_table_pairs_the_tasks_and_checks_the_orms_rewards(tmp
 
 
 def test_orm_minutes_fill_the_budget_the_data_left():
-    assert orm_minutes(20, 6.1 * 60, 10) == 13.9  # this machine's demo: 6.1 min of data, 13.9 to train
-    assert orm_minutes(20, 17 * 60, 10) == 5.0  # a slow machine: never under the floor
+    assert orm_minutes(20, 6.1 * 60, 10) == 12.9  # 6.1 min of data, 1 of the stage's overhead, 12.9 to train
+    assert orm_minutes(20, 6.1 * 60, 10, overhead=0) == 13.9
+    assert orm_minutes(20, 75.7, 12) == 17.74  # the 2026-12-06 demo's data time: 17.74, not 18.74
+    assert orm_minutes(20, 15 * 60, 10) == 5.0  # a slow machine: never under the floor
     assert orm_minutes(0, 360, 10) == 10  # no budget: the preset's minutes
     assert orm_minutes(20, 360, 0) == 0  # an untimed preset (cpu-tiny, gpu) stays untimed
     assert orm_minutes(20, None, 10) == 10  # data built before its time was recorded
