@@ -296,15 +296,23 @@ def test_final_eval_starts_from_the_last_phase_eval(tmp_path):
 
 
 def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, tmp_path):
-    """Two configs of a seed roll out the same phase 1 (so a study shares it): webrl's and awr's
-    computed afresh agree episode by episode, and an awr run given webrl's phase 1 trains on."""
-    from webrl.cli.start_eval import first_phase_source, share_first_phase
+    """Two configs of a seed that differ only in `UPDATE_ONLY` settings roll out the same phase 1
+    (so a study shares it): webrl's and a config changing nearly all of those settings, computed
+    afresh, agree episode by episode, and that config given webrl's phase 1 trains on the same data."""
+    from webrl.cli.start_eval import UPDATE_ONLY, first_phase_source, share_first_phase
     from webrl.rl.loop import train
 
     _, sft, _ = killed_run
     base = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(sft / "final"), "reward": "oracle",
                          "demos": str(sft / "demos.jsonl"), "phases": 1})  # fmt: skip
-    awr = replace(base, method="awr")
+    awr = replace(base, method="awr", actor_loss="eq6", beta=0.3, lam=0.7, gamma=0.9, ppl_lo=1.0, ppl_hi=3.0,
+                  replay_ratio=1.0, replay_sample=2.0, curriculum=False, candidates=2.0, critic_lo=0.1,
+                  critic_hi=0.9, critic_replay=True, critic_epochs=2, critic_lr=3e-3, eval_max_steps=2,
+                  eval_subset=2, train=replace(base.train, lr=5e-4))  # fmt: skip
+    # left alone: phases (one is enough), the generator (an endpoint), replay/ppl_filter/fill (their
+    # windows and ratio are changed instead), final_eval (off on cpu-tiny already)
+    changed = {k for k in UPDATE_ONLY if getattr(awr, k) != getattr(base, k)}
+    assert UPDATE_ONLY - changed == {"phases", "generator", "replay", "ppl_filter", "fill", "final_eval"}
 
     def phase_1(run: Path) -> list:
         eps = read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl")

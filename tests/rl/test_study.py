@@ -124,7 +124,10 @@ def test_configs_that_differ_only_in_their_update_share_phase_1(tmp_path):
                    {"orm_threshold": 0.5}, {"reward": "oracle"}, {"init": "other/final"}, {"envs": 4},
                    {"max_batch_tokens": 4096}, {"rollouts_per_task": 2}):  # fmt: skip
         assert first_phase_source([src], replace(base, **fields)) is None, fields
-    assert set(rollout_settings(base.to_json())) == set(base.to_json()) - UPDATE_ONLY
+    kept = rollout_settings(base.to_json())  # what phase 1 is made of is compared
+    assert {"seed", "init", "orm", "reward", "orm_threshold", "temperature", "tasks_per_phase", "train_tasks",
+            "rollout_max_steps", "rollouts_per_task", "envs", "max_batch_tokens"} <= set(kept)
+    assert not set(kept) & UPDATE_ONLY
     # a phase 1 that has not labelled its rollouts yet is no source; the first finished one is
     early = _phase_1(tmp_path / "awr" / "seed-0", base, stages=("tasks", "rollout"))
     assert first_phase_source([early, tmp_path / "missing", src], base) == src
@@ -153,6 +156,7 @@ def test_share_first_phase_copies_three_stages_and_never_replaces(tmp_path):
     stages = json.loads((got / "stages.json").read_text())
     assert list(stages) == ["tasks", "rollout", "label"]  # the loop resumes at replay
     assert all(v["minutes"] == 0.0 and v["shared_from"] == str(src) for v in stages.values())
+    assert all(v["shared_minutes"] == 2.5 for v in stages.values())  # what they cost the source
     (got / "labels.jsonl").write_text("")  # the run goes on from there: its phase 1 is its own now
     assert not share_first_phase(src, dst) and (got / "labels.jsonl").read_text() == ""
     unlabelled = _phase_1(tmp_path / "filtered_bc" / "seed-0", base, stages=("tasks", "rollout"))
@@ -193,6 +197,43 @@ def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):
     args = ["study", "--out", str(tmp_path / "s2"), "--init", "sft/final", "--configs", "webrl", "--seeds", "1"]
     assert main([*args, "--adopt", str(other)]) == 2
     assert not (tmp_path / "s2" / "webrl").exists()
+
+
+def test_a_shared_phase_1_counts_in_a_runs_minutes_at_its_cost_to_the_source(tmp_path):
+    from webrl.cli.start_eval import share_first_phase
+    from webrl.eval.study import run_minutes
+
+    def finish(run, phase_minutes, eval_minutes):
+        (run / "metrics.jsonl").write_text("".join(json.dumps({"phase": k + 1, "minutes": m}) + "\n"
+                                                   for k, m in enumerate(phase_minutes)))  # fmt: skip
+        summary = run / "final" / "eval" / "summary.json"
+        summary.parent.mkdir(parents=True)
+        summary.write_text(json.dumps({"success_rate": 0.1, "wall_minutes": eval_minutes}))
+        return summary
+
+    base = LoopConfig(init="sft/final", reward="oracle")
+    src = _phase_1(tmp_path / "webrl" / "seed-0", base)  # tasks, rollout, label: 2.5 min each
+    assert run_minutes(src, finish(src, [10.0, 8.0], 12.0)) == 30.0
+    dst = tmp_path / "awr" / "seed-0"
+    assert share_first_phase(src, dst)
+    # its phase 1 logged 3 minutes of its own (replay, critic, actor, eval); the shared 7.5 count too
+    assert run_minutes(dst, finish(dst, [3.0, 8.0], 12.0)) == 30.5
+    again = tmp_path / "digirl" / "seed-0"  # shared on from a run that shared it: still the first cost
+    assert share_first_phase(dst, again)
+    assert json.loads((again / "phase-001" / "stages.json").read_text())["label"]["shared_minutes"] == 2.5
+
+
+def test_nothing_is_shared_into_a_folder_begun_with_other_settings(tmp_path):
+    from webrl.cli.start_eval import claimed_otherwise
+    from webrl.rl.sft import claim_run_config
+
+    run = tmp_path / "awr" / "seed-0"
+    cfg = LoopConfig(init="sft/final", reward="oracle", method="awr")
+    assert not claimed_otherwise(run, cfg)  # a new folder
+    run.mkdir(parents=True)
+    claim_run_config(run / "train_config.json", replace(cfg, tasks_per_phase=8), "--run")
+    assert claimed_otherwise(run, cfg)  # begun (and killed) under other settings: `train` refuses it
+    assert not claimed_otherwise(run, replace(cfg, tasks_per_phase=8))
 
 
 def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path):

@@ -134,7 +134,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         elif minutes != ocfg.minutes:
             print(f"orm: {minutes:.1f} min of training = the {args.orm_budget:g}-min ORM budget less "
                   f"{data_s / 60:.1f} min of data building and {ORM_STAGE_OVERHEAD:g} for loading and "
-                  "saving", flush=True)  # fmt: skip
+                  "saving" + (" (at least 5)" if minutes == 5.0 else ""), flush=True)  # fmt: skip
         ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes,
                        **({"max_steps": args.orm_steps} if args.orm_steps else {}))  # fmt: skip
         if args.orm_kind == "encoder":
@@ -272,7 +272,8 @@ def add_commands(sub) -> None:
                         "training minutes)")
     d.add_argument("--orm-steps", type=int, default=0,
                    help="the ORM's optimizer steps instead of a time budget (0 = the budget): another demo's "
-                        "orm/model/plan.json `planned_steps` rebuilds that demo's ORM on any machine")
+                        "orm/model/plan.json `planned_steps` rebuilds that demo's ORM (same data, seed and threads; "
+                        "bit for bit on the same kind of CPU)")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_demo)

@@ -33,6 +33,18 @@ def start_tasks(cfg: dict) -> tuple:
     return ("subset", cfg["eval_subset"], cfg.get("seed", 0))
 
 
+def claimed_otherwise(run: Path, cfg) -> bool:
+    """`run` already holds a run begun with other settings (its `train_config.json` differs from
+    `cfg`, so `train` will refuse it): nothing computed under `cfg` may be shared into it, or a
+    later rerun with the folder's own settings would resume on stages made under `cfg`'s."""
+    from webrl.rl.sft import saved_config
+
+    path = run / "train_config.json"
+    if not path.exists():
+        return False
+    return saved_config(type(cfg), json.loads(path.read_text())) != json.loads(json.dumps(cfg.to_json()))
+
+
 def share_start_eval(src: Path, dst: Path) -> bool:
     """Give run `dst` the finished eval of the starting actor from run `src` (one eval serves
     every run that starts alike). False when `dst` has its own or `src` has none."""
@@ -99,7 +111,8 @@ def first_phase_source(runs: list[Path], cfg) -> Path | None:
 
 def share_first_phase(src: Path, dst: Path) -> bool:
     """Give run `dst` the tasks, rollouts and labels of `src`'s phase 1 (its `stages.json` marks
-    them done, `shared_from` naming `src`, minutes 0: they cost `dst` nothing). False when `dst`
+    them done, `shared_from` naming `src`, minutes 0: they cost `dst` nothing; `shared_minutes`:
+    what they cost `src`, which a run's wall minutes count so that runs compare alike). False when `dst`
     has started phase 1 itself, or `src` has not labelled its rollouts or is an archive without
     their pages. The phase folder appears whole or not at all."""
     s, d = src / PHASE_1, dst / PHASE_1
@@ -113,6 +126,8 @@ def share_first_phase(src: Path, dst: Path) -> bool:
     for name in ("tasks.json", "labels.jsonl"):
         shutil.copy2(s / name, tmp / name)
     shutil.copytree(s / "rollouts", tmp / "rollouts")
-    write_json_atomic(tmp / "stages.json", {k: {**done[k], "minutes": 0.0, "shared_from": str(src)} for k in SHARED_STAGES})
+    write_json_atomic(tmp / "stages.json", {k: {**done[k], "minutes": 0.0, "shared_from": str(src),
+                                                "shared_minutes": done[k].get("shared_minutes", done[k].get("minutes", 0.0))}
+                                            for k in SHARED_STAGES})  # fmt: skip
     os.replace(tmp, d)
     return True

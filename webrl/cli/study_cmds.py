@@ -27,6 +27,7 @@ from pathlib import Path
 
 from webrl.cli.stages import stage_runner
 from webrl.cli.start_eval import (
+    claimed_otherwise,
     first_phase_source,
     share_first_phase,
     share_start_eval,
@@ -157,10 +158,11 @@ def cmd_study(args: argparse.Namespace) -> int:
         # the --start-eval runs first (e.g. the demo's), then this study's: a study run in parts evaluates its start once
         others = [*extra, *sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))]
         src = start_eval_source(others, cfg)
-        if src is not None and src != run:
+        other = claimed_otherwise(run, cfg)  # a folder begun with other settings: `train` refuses it, share nothing
+        if src is not None and src != run and not other:
             share_start_eval(src, run)
         src = first_phase_source(others, cfg)  # (never over a phase 1 the run has begun itself)
-        if src is not None and share_first_phase(src, run):
+        if src is not None and not other and share_first_phase(src, run):
             print(f"phase 1: tasks, rollouts and labels shared from {src} (the same seed and rollout settings)", flush=True)
         t0 = time.monotonic()
         stage(train, cfg, run, not args.no_progress)
@@ -204,8 +206,9 @@ def add_commands(sub) -> None:
                         "rollouts and the curriculum never draw them), then confirm on test")
     s.add_argument("--start-eval", action="append", default=[], metavar="RUN",
                    help="a finished `webrl train` run (e.g. runs/demo/webrl) whose whole-split eval of the same "
-                        "starting actor the study reuses instead of running its own (~13 min on 2 cores); used "
-                        "only when its init, eval split, step limit and envs match; repeatable")
+                        "starting actor the study reuses instead of running its own (13-31 min on 2 cores); used "
+                        "only when its init, eval split, step limit and envs match; also a source of phase 1's "
+                        "tasks, rollouts and labels for the runs whose rollout settings equal its own; repeatable")
     s.add_argument("--adopt", action="append", default=[], metavar="RUN",
                    help="a finished `webrl train` run whose settings equal one (config, seed) of this study "
                         "(e.g. runs/demo/webrl = webrl seed 0): copied in as that run instead of rerunning it; "

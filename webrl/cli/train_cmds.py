@@ -153,7 +153,7 @@ def add_commands(sub) -> None:
     t.add_argument("--curriculum-fill", default=None, metavar="nearest|train",
                    help="when too few generated tasks pass the critic window: top the phase up with the other "
                         "candidates nearest the window (nearest, default) or with unused train-split tasks (train)")
-    t.add_argument("--eval-split", default=None, help="split of the evals (default test)")
+    t.add_argument("--eval-split", default=None, help="split of the per-phase and final evals: test | train | a task JSON/JSONL file (default test)")
     t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
     t.add_argument("--no-final-eval", action="store_true", help="skip the whole-split eval of the final actor")
     t.add_argument("--envs", type=int, default=None, help="parallel envs")

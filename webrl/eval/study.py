@@ -76,15 +76,19 @@ def final_summary(run: Path) -> Path | None:
 
 def run_minutes(run: Path, summary: Path) -> float | None:
     """A finished run's wall minutes: its phases' (metrics.jsonl) plus its final eval's
-    (`wall_minutes` of the eval summary); None when the eval did not record its time (runs made
-    before it did), so that a phases-only figure is never shown as a run's time. (Runs made before
-    phases kept their time across processes, `phase-k/wall_seconds`, logged a resumed phase's last
-    process only: for them the figure is a floor.)"""
+    (`wall_minutes` of the eval summary), with the stages it took from another run at what they
+    cost there (`shared_minutes` in a phase's stages.json, cli/start_eval.py), so a run that shared
+    its phase 1 counts as one that rolled it out; None when the eval did not record its time (runs
+    made before it did), so that a phases-only figure is never shown as a run's time. (Runs made
+    before phases kept their time across processes, `phase-k/wall_seconds`, logged a resumed
+    phase's last process only: for them the figure is a floor.)"""
     s = json.loads(summary.read_text())
     lines = read_jsonl(run / "metrics.jsonl")
     if "wall_minutes" not in s or not lines:
         return None
     phases = sum(m.get("minutes", 0.0) for m in lines)
+    for stages in run.glob("phase-*/stages.json"):
+        phases += sum(v.get("shared_minutes", 0.0) for v in json.loads(stages.read_text()).values() if isinstance(v, dict))
     return round(phases + (s["wall_minutes"] if summary.parent.parent.name == "final" else 0.0), 2)
 
 

