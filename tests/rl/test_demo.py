@@ -64,6 +64,8 @@ def test_minutes_left_scales_by_the_stages_this_machine_ran():
     done = frozenset(stages[:5])
     assert minutes_left(BUDGET, stages, {}, 0, done=done) == 37
     assert minutes_left(BUDGET, stages, {}, 3, done=frozenset({"orm"})) == 1 + 37
+    # with a fixed ORM step count (--orm-steps) the ORM scales as the other stages do
+    assert minutes_left(BUDGET, stages, {"sft": 60}, 1, fixed=("orm-data",)) == pytest.approx(2 * (22 + 18 + 1 + 37) + 2)
 
 
 def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):

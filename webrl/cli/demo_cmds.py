@@ -51,10 +51,11 @@ class Progress:
     """Stage banners: elapsed time, and for the cpu preset an estimate of what is left, recalibrated
     after every stage by this machine's speed on the stages so far (`minutes_left`)."""
 
-    def __init__(self, stages: list[str], budget: dict[str, int] | None):
+    def __init__(self, stages: list[str], budget: dict[str, int] | None, fixed: tuple[str, ...] = FIXED):
         self.t0 = time.perf_counter()
         self.stages = stages
         self.budget = budget
+        self.fixed = fixed  # stages held to their budget on any machine
         self.taken: dict[str, float] = {}  # minutes each stage took in this process
         self.done: set[str] = set()  # stages a resume found finished
         self._current: tuple[str, float] | None = None
@@ -71,7 +72,7 @@ class Progress:
         el = (now - self.t0) / 60
         left = ""
         if self.budget:
-            est = minutes_left(self.budget, self.stages, self.taken, i, done=frozenset(self.done))
+            est = minutes_left(self.budget, self.stages, self.taken, i, self.fixed, frozenset(self.done))
             left = f"; ~{est:.0f} min left on 2 CPU cores"
         what = "done before, skipped; " if done else ""
         print(f"\n##### demo stage {i + 1}/{len(self.stages)}: {stage} ({what}elapsed {el:.1f} min{left})", flush=True)
@@ -95,7 +96,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
     stage = stage_runner(args.threads)
-    show = Progress(stages, BUDGET if args.preset == "cpu" else None)
+    # a fixed step count (--orm-steps) makes the ORM's minutes follow the machine's pace, as SFT's do
+    fixed = tuple(s for s in FIXED if not (args.orm_steps and s == "orm"))
+    show = Progress(stages, BUDGET if args.preset == "cpu" else None, fixed)
     mcfg = preset(args.preset)
     progress = not args.no_progress
 
