@@ -137,7 +137,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         elif minutes != ocfg.minutes:
             print(f"orm: {minutes:.1f} min of training = the {args.orm_budget:g}-min ORM budget less "
                   f"{data_s / 60:.1f} min of data building and {ORM_STAGE_OVERHEAD:g} for loading and "
-                  "saving" + (" (at least 5)" if minutes == 5.0 else ""), flush=True)  # fmt: skip
+                  "saving" + (f" (at least {ORM_MIN_MINUTES:g})" if minutes == ORM_MIN_MINUTES else ""),
+                  flush=True)  # fmt: skip
         ocfg = replace(ocfg, data=str(data), clock="cpu", minutes=minutes,
                        **({"max_steps": args.orm_steps} if args.orm_steps else {}))  # fmt: skip
         if args.orm_kind == "encoder":
@@ -179,12 +180,13 @@ def _orm_eval(test_data: Path, orm: Path, out: Path, loop_threshold: float = 0.5
 
 
 ORM_STAGE_OVERHEAD = 1.0
+ORM_MIN_MINUTES = 5.0  # the ORM's training minutes however little of the budget the data left
 # minutes of the ORM stage outside its timed steps, kept out of its training budget: the 2026-12-06
 # demo's stage took 19.7 wall-min for an 18.74-min budget (0.55 loading, tokenising and saving;
 # 0.4 from a pace 2 % slower after the step count was planned), 21.0 with its 1.26 of data
 
 
-def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = 5.0,
+def orm_minutes(budget: float, data_s: float | None, preset_minutes: float, floor: float = ORM_MIN_MINUTES,
                 overhead: float = ORM_STAGE_OVERHEAD) -> float:
     """The ORM's training minutes under a budget for data building + training (issue: <= 20 min on
     the cpu preset): what the train-split data and the stage's `overhead` left of `budget`, at

@@ -37,12 +37,9 @@ def claimed_otherwise(run: Path, cfg) -> bool:
     """`run` already holds a run begun with other settings (its `train_config.json` differs from
     `cfg`, so `train` will refuse it): nothing computed under `cfg` may be shared into it, or a
     later rerun with the folder's own settings would resume on stages made under `cfg`'s."""
-    from webrl.rl.sft import saved_config
+    from webrl.rl.sft import changed_settings
 
-    path = run / "train_config.json"
-    if not path.exists():
-        return False
-    return saved_config(type(cfg), json.loads(path.read_text())) != json.loads(json.dumps(cfg.to_json()))
+    return bool(changed_settings(run / "train_config.json", cfg))
 
 
 def share_start_eval(src: Path, dst: Path) -> bool:

@@ -68,16 +68,15 @@ def adopt_run(src: Path, slots: dict) -> Path:
     demo`'s runs/demo/webrl as `webrl` seed 0 instead of ~50 minutes rerunning it. A filled slot
     is never overwritten. Raises ValueError (unfinished run, no slot with its settings, slot taken)."""
 
-    from webrl.rl.loop_config import LoopConfig
-    from webrl.rl.sft import saved_config
+    from webrl.rl.sft import changed_settings
 
     if final_summary(src) is None:
         raise ValueError(f"--adopt {src}: not a finished `webrl train` run (no final eval with a done mark)")
-    got = saved_config(LoopConfig, json.loads((src / "train_config.json").read_text()))
+    if not (src / "train_config.json").exists():
+        raise ValueError(f"--adopt {src}: no train_config.json to match against this study's configs")
     diffs = {}
     for dst, cfg in slots.items():
-        want = json.loads(json.dumps(cfg.to_json()))
-        diffs[dst] = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        diffs[dst] = changed_settings(src / "train_config.json", cfg)
         if diffs[dst]:
             continue
         if dst.resolve() == src.resolve() or final_summary(dst) is not None:

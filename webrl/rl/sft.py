@@ -317,19 +317,26 @@ def saved_config(cls, saved: dict) -> dict:
     return saved
 
 
+def changed_settings(path: Path, cfg) -> list[str]:
+    """The settings in which the config saved at `path` (read back through `saved_config`) differs
+    from `cfg`, sorted; [] when they agree or nothing is saved there."""
+    if not path.exists():
+        return []
+    saved = saved_config(type(cfg), json.loads(path.read_text()))
+    want = json.loads(json.dumps(cfg.to_json()))
+    return sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+
+
 def claim_run_config(path: Path, cfg, flag: str) -> None:
     """Write `cfg` (a dataclass with to_json/from_json) to `path`, or check it against the one a
     run there already wrote: resuming with other settings is an error. The saved file is read back
     through `from_json` first, so settings added to the code since (at their defaults) still match.
     Each call also appends the running code's commit to the folder's `invocations.jsonl`."""
-    want = json.loads(json.dumps(cfg.to_json()))
-    if path.exists():
-        saved = saved_config(type(cfg), json.loads(path.read_text()))
-        if saved != want:
-            changed = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-            raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
-                             f"use a new {flag} or the same settings")  # fmt: skip
-    write_json_atomic(path, want)
+    changed = changed_settings(path, cfg)
+    if changed:
+        raise ValueError(f"{path.parent} holds a run with a different {path.name} ({', '.join(changed)}); "
+                         f"use a new {flag} or the same settings")  # fmt: skip
+    write_json_atomic(path, json.loads(json.dumps(cfg.to_json())))
     record_invocation(path.parent)  # which code ran (and resumed) it: invocations.jsonl
 
 
