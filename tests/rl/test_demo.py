@@ -75,11 +75,20 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     assert main([*args, "--orm-steps", "-1"]) == 2 and not run.exists()
     # --orm-steps: the ORM's steps fixed (cpu-tiny's preset would take 3), as when rebuilding another demo's ORM
     args += ["--orm-steps", "2"]
-    assert main(args) == 0
-    out = capsys.readouterr().out
     stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
-    for i, stage in enumerate(stages):
-        assert f"demo stage {i + 1}/6: {stage} (elapsed" in out
+    # --until: the start of a study (SFT actor, its test eval, the ORM) and no WebRL phase
+    assert main([*args, "--until", "orm-eval"]) == 0
+    part = capsys.readouterr().out
+    for i, stage in enumerate(stages[:5]):
+        assert f"demo stage {i + 1}/5: {stage} (elapsed" in part
+    assert "stopped after stage orm-eval (--until)" in part and "stage 6" not in part
+    assert (run / "orm" / "eval.json").exists() and (run / "webrl" / "phase-000" / "eval" / "done").exists()
+    assert not (run / "webrl" / "phase-001").exists() and not (run / "webrl" / "metrics.jsonl").exists()
+    assert main(args) == 0  # goes on from there: the first five stages are found done
+    out = part + capsys.readouterr().out
+    for i, stage in enumerate(stages[:5]):
+        assert f"demo stage {i + 1}/6: {stage} (done before, skipped; elapsed" in out
+    assert "demo stage 6/6: train (elapsed" in out
     assert "min left" not in out  # the time estimate is for the cpu preset only
     assert (run / "sft" / "final" / "webrl_model.json").exists()
     train = [json.loads(x) for x in (run / "orm" / "train.jsonl").read_text().splitlines()]

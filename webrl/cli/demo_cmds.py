@@ -31,6 +31,7 @@ from webrl.files import write_json_atomic
 BUDGET = {"sft": 30, "sft-eval": 22, "orm-data": 2, "orm": 18, "orm-eval": 1, "train": 37}
 # stages held to a time budget whatever the machine (`--orm-budget`: data + training = 20 min)
 FIXED = ("orm-data", "orm")
+STAGES = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
 
 
 def minutes_left(budget: dict[str, float], stages: list[str], taken: dict[str, float], at: int,
@@ -94,7 +95,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run.mkdir(parents=True, exist_ok=True)
     if args.threads:
         torch.set_num_threads(args.threads)
-    stages = ["sft", "sft-eval", "orm-data", "orm", "orm-eval", "train"]
+    stages = STAGES if args.until is None else STAGES[: STAGES.index(args.until) + 1]
     stage = stage_runner(args.threads)
     # a fixed step count (--orm-steps) makes the ORM's minutes follow the machine's pace, as SFT's do
     fixed = tuple(s for s in FIXED if not (args.orm_steps and s == "orm"))
@@ -107,6 +108,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     show("sft", done=sft_done)
     if not sft_done:
         stage(train_sft, replace(SFT_PRESETS[args.preset], clock="cpu"), mcfg, sft, progress)
+    if args.until == "sft":
+        return _stopped(run, "sft")
 
     orm = run / "orm" / "model"
     loop = LoopConfig(**{**LOOP_PRESETS[args.preset], "init": str(sft / "final"), "orm": str(orm / "final"),
@@ -114,6 +117,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # = the phase loop's phase-000 eval, run now so the ORM eval can reuse its episodes
     show("sft-eval", done=(run / "webrl" / "phase-000" / "eval" / "done").exists())
     stage(evaluate_start, loop, run / "webrl", progress)
+    if args.until == "sft-eval":
+        return _stopped(run, "sft-eval")
 
     data = run / "orm" / "train.jsonl"
     test_data = run / "orm" / "test.jsonl"
@@ -123,6 +128,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not test_data.exists():  # scripted behaviours + the SFT actor's greedy episodes from sft-eval
         stage(_orm_data, "test", test_data, sft / "final", 0, progress,
               run / "webrl" / "phase-000" / "eval" / "episodes.jsonl")  # fmt: skip
+    if args.until == "orm-data":
+        return _stopped(run, "orm-data")
 
     orm_done = any((orm / "final" / f).exists() for f in ("webrl_model.json", ENCODER_FILE))
     show("orm", done=orm_done)
@@ -145,15 +152,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
             stage(train_encoder_orm, ocfg, orm, progress)
         else:
             stage(train_orm, ocfg, mcfg, orm, progress)
+    if args.until == "orm":
+        return _stopped(run, "orm")
 
     orm_eval_done = (run / "orm" / "eval.json").exists()
     show("orm-eval", done=orm_eval_done)
     if not orm_eval_done:
         stage(_orm_eval, test_data, orm / "final", run / "orm" / "eval.json", loop.orm_threshold)
+    if args.until == "orm-eval":
+        return _stopped(run, "orm-eval")
 
     show("train", done=final_summary(run / "webrl") is not None)
     stage(train, loop, run / "webrl", progress)
     print(comparison(run / "webrl"))
+    return 0
+
+
+def _stopped(run: Path, stage: str) -> int:
+    print(f"\ndemo: stopped after stage {stage} (--until); rerun without --until to go on from there: {run}", flush=True)
     return 0
 
 
@@ -279,6 +295,9 @@ def add_commands(sub) -> None:
                    help="the ORM's optimizer steps instead of a time budget (0 = the budget): another demo's "
                         "orm/model/plan.json `planned_steps` rebuilds that demo's ORM (same data, seed and threads; "
                         "bit for bit on the same kind of CPU)")
+    d.add_argument("--until", default=None, choices=STAGES,
+                   help="stop after this stage (e.g. orm-eval: the SFT actor, its test eval and the ORM, which a "
+                        "`webrl study` starts from); rerun without it to go on")
     d.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_demo)
