@@ -1,6 +1,7 @@
 """`webrl train` end to end on cpu-tiny: two phases, killed mid-rollout and mid-update,
 resumed to completion with no lost or duplicated trajectory."""
 
+import gzip
 import importlib.util
 import json
 import os
@@ -293,6 +294,11 @@ def test_final_eval_starts_from_the_last_phase_eval(tmp_path):
     (dst / "episodes.jsonl").write_text(json.dumps(eps[0]) + "\n")  # the final eval has gone on since
     assert reuse_episodes(src, dst) == 0
     assert len((dst / "episodes.jsonl").read_text().splitlines()) == 1
+    # a finished final eval from `webrl archive` (episodes gzipped) is left as it is
+    (dst / "episodes.jsonl").unlink()
+    (dst / "episodes.jsonl.gz").write_bytes(gzip.compress(json.dumps(eps[2]).encode() + b"\n"))
+    (dst / "done").write_text("")
+    assert reuse_episodes(src, dst) == 0 and not (dst / "episodes.jsonl").exists()
 
 
 def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, tmp_path):

@@ -171,10 +171,12 @@ def train(cfg: LoopConfig, run_dir: str | Path, progress: bool = True) -> dict:
 def reuse_episodes(src: Path, dst: Path) -> int:
     """Start eval `dst` from the finished episodes of eval `src` (same actor, same greedy settings:
     the last phase's subset eval is part of the final whole-split eval, so its tasks are not run
-    twice). Does nothing once `dst` has episodes of its own; returns how many were copied."""
+    twice). Does nothing once `dst` is finished or has episodes of its own (plain, or gzipped as in
+    a run copied from `webrl archive`); returns how many were copied."""
     from webrl.eval.runner import read_episodes
 
-    if (dst / "episodes.jsonl").exists() or not (src / "done").exists():
+    ours = (dst / "done", dst / "episodes.jsonl", dst / "episodes.jsonl.gz")
+    if any(f.exists() for f in ours) or not (src / "done").exists():
         return 0
     episodes = read_episodes(src / "episodes.jsonl")
     dst.mkdir(parents=True, exist_ok=True)
