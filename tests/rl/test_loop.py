@@ -121,6 +121,26 @@ def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, t
     assert [json.loads(x)["phase"] for x in (copy / "metrics.jsonl").read_text().splitlines()] == [1, 2]
 
 
+def test_an_archived_finished_run_resumes_to_a_no_op(killed_run, tmp_path, monkeypatch):
+    """A study after a lost machine adopts its archive's finished runs (no weights, gzipped episodes
+    without pages): `train --resume` on one must find every stage done and change no record."""
+    from webrl.eval import archive as arch
+
+    run, sft, _ = killed_run
+    monkeypatch.setattr(arch, "GZIP_OVER", 0)  # every JSONL gzipped, as a long run's large ones are
+    arch.archive(run, tmp_path / "archived")
+    copy = tmp_path / "archived"
+    assert not list(copy.rglob("*.safetensors")) and list(copy.rglob("*.jsonl.gz"))
+
+    def records() -> dict:
+        return {p: p.read_bytes() for p in copy.rglob("*") if p.is_file() and p.name != "invocations.jsonl" and "tb" not in p.parts}
+
+    before = records()
+    resumed = _train(copy, sft, None)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert records() == before
+
+
 def test_a_phase_wall_time_adds_up_over_the_processes_that_ran_it(tmp_path):
     from webrl.rl.loop import Stages
 
