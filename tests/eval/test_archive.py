@@ -66,6 +66,23 @@ def test_archive_keeps_records_drops_weights_and_gzips_large_jsonl(tmp_path, mon
     assert "metrics.jsonl" in [x["path"] for x in json.loads((dst / "ARCHIVE.json").read_text())["left_out"]]
 
 
+def test_archive_of_an_adopted_archived_run_keeps_its_gzipped_records(tmp_path):
+    """A study that adopted a run from an archive holds that run's JSONL as `NAME.gz` only: archiving
+    the study anew must carry those records (slimmed), and a plain `NAME` beside a `NAME.gz` wins."""
+    src, dst = tmp_path / "study", tmp_path / "arch"
+    eps = [{"task_id": i, "success": True, "final_obs": "PAGE", "steps": [{"obs": "P", "action": "exit()"}]} for i in range(3)]
+    _tree(src, {"webrl/seed-0/final/eval/episodes.jsonl.gz": gzip.compress("".join(json.dumps(e) + "\n" for e in eps).encode()),
+                "webrl/seed-0/final/eval/summary.json": b'{"success_rate": 1.0}',
+                "webrl/seed-0/metrics.jsonl": b'{"phase": 1}\n', "webrl/seed-0/metrics.jsonl.gz": gzip.compress(b'{"phase": 9}\n')})  # fmt: skip
+    m = arch.archive(src, dst)
+    got = sorted(str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file())
+    assert got == ["ARCHIVE.json", "webrl/seed-0/final/eval/episodes.jsonl", "webrl/seed-0/final/eval/summary.json",
+                   "webrl/seed-0/metrics.jsonl"] and m["files"] == 3  # fmt: skip
+    assert read_jsonl(dst / "webrl/seed-0/final/eval/episodes.jsonl") == [
+        {"task_id": i, "success": True, "steps": [{"action": "exit()"}]} for i in range(3)]  # fmt: skip
+    assert read_jsonl(dst / "webrl/seed-0/metrics.jsonl") == [{"phase": 1}]
+
+
 def test_archive_refuses_a_missing_source_or_a_target_inside_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder"):
         arch.archive(tmp_path / "nope", tmp_path / "a")

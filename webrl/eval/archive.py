@@ -10,7 +10,8 @@ report and the viewer read, and nothing that needs a model:
 - slimmed (`slim_row`): episode-like rows lose the page text (`final_obs`, each step's `obs` and
   `screenshot`); the intent, responses, parsed actions, errors, URLs and rewards stay;
 - JSONL files over `GZIP_OVER` bytes after slimming are stored gzipped as `NAME.gz`, which
-  `read_jsonl` and `read_episodes` read in place of the missing `NAME`;
+  `read_jsonl` and `read_episodes` read in place of the missing `NAME`; a source's own `NAME.gz`
+  without a `NAME` (a run adopted from an archive) is archived as its JSONL;
 - files still over `max_bytes` are left out and listed in the manifest.
 
 `ARCHIVE.json` at DST's top says where it came from, when, which code archived it (the runs'
@@ -67,7 +68,10 @@ def kept_files(src: Path) -> list[Path]:
         for name in sorted(files):
             if name.startswith(".") or name == MANIFEST:
                 continue
-            if name in KEEP_NAMES or Path(name).suffix in KEEP_SUFFIXES:
+            if name.endswith(".jsonl.gz"):  # an archive's own form (an adopted archived run): as its JSONL
+                if name[: -len(".gz")] not in files:  # (the readers take a plain sibling first)
+                    keep.append((here / name[: -len(".gz")]).relative_to(src))
+            elif name in KEEP_NAMES or Path(name).suffix in KEEP_SUFFIXES:
                 keep.append((here / name).relative_to(src))
     return keep
 
@@ -81,12 +85,13 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dic
         raise ValueError(f"archive: --out {dst} must lie outside {src}")
     files, left_out, total = [], [], 0
     for rel in kept_files(src):
-        data = (src / rel).read_bytes()
         name = rel
-        if rel.suffix == ".jsonl":
+        if rel.suffix == ".jsonl":  # read_jsonl takes NAME.gz when NAME is missing
             data = "".join(json.dumps(slim_row(r)) + "\n" for r in read_jsonl(src / rel)).encode()
             if len(data) > GZIP_OVER:
                 data, name = gzip.compress(data, mtime=0), rel.with_name(rel.name + ".gz")
+        else:
+            data = (src / rel).read_bytes()
         too_big = len(data) > max_bytes
         for old in (dst / rel, dst / rel.with_name(rel.name + ".gz")):
             if too_big or old != dst / name:  # an earlier archive's other form, or its copy of a file now left out
