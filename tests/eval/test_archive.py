@@ -83,6 +83,22 @@ def test_archive_of_an_adopted_archived_run_keeps_its_gzipped_records(tmp_path):
     assert read_jsonl(dst / "webrl/seed-0/metrics.jsonl") == [{"phase": 1}]
 
 
+def test_archive_leaves_excluded_folders_out_and_their_earlier_copies_alone(tmp_path):
+    """`exclude` (a study's unfinished runs): the folder is not walked, the manifest names it, and
+    what the archive already held of it is neither replaced nor deleted."""
+    src, dst = tmp_path / "study", tmp_path / "arch"
+    _tree(src, {"webrl/seed-0/final/eval/summary.json": b'{"success_rate": 0.2}', "webrl/seed-0/metrics.jsonl": b'{"phase": 3}\n',
+                "awr/seed-1/metrics.jsonl": b'{"phase": 1}\n', "awr/seed-1/phase-001/stages.json": b"{}"})  # fmt: skip
+    _tree(dst, {"awr/seed-1/metrics.jsonl": b'{"phase": 3}\n'})  # an earlier archive's copy
+    m = arch.archive(src, dst, exclude=["awr/seed-1"])
+    got = sorted(str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file())
+    assert got == ["ARCHIVE.json", "awr/seed-1/metrics.jsonl", "webrl/seed-0/final/eval/summary.json", "webrl/seed-0/metrics.jsonl"]
+    assert read_jsonl(dst / "awr/seed-1/metrics.jsonl") == [{"phase": 3}]  # untouched
+    assert m["files"] == 2 and m["excluded"] == ["awr/seed-1"]
+    assert arch.archive(src, dst)["files"] == 4  # without it, the folder is archived
+    assert read_jsonl(dst / "awr/seed-1/metrics.jsonl") == [{"phase": 1}]
+
+
 def test_archive_refuses_a_missing_source_or_a_target_inside_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder"):
         arch.archive(tmp_path / "nope", tmp_path / "a")

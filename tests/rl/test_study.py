@@ -4,6 +4,7 @@ folders; no training: tests/rl/test_loop.py trains with a shared phase 1)."""
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -197,6 +198,29 @@ def test_a_study_adopts_a_finished_run_with_its_exact_settings(tmp_path):
     args = ["study", "--out", str(tmp_path / "s2"), "--init", "sft/final", "--configs", "webrl", "--seeds", "1"]
     assert main([*args, "--adopt", str(other)]) == 2
     assert not (tmp_path / "s2" / "webrl").exists()
+
+
+def test_a_studys_archive_leaves_its_unfinished_runs_out(tmp_path):
+    """A study stopped mid-run and restarted refreshes its archive after each (already finished)
+    run: the stopped run's partial records must not reach the archive."""
+    from webrl.cli.study_cmds import unfinished_runs
+    from webrl.eval.archive import archive
+
+    out = tmp_path / "study"
+    for name, finished in (("webrl", True), ("awr", False)):
+        run = out / name / "seed-0"
+        (run / "final" / "eval").mkdir(parents=True)
+        (run / "train_config.json").write_text(json.dumps(LoopConfig(init="sft/final", reward="oracle").to_json()))
+        (run / "final" / "eval" / "summary.json").write_text('{"success_rate": 0.25}')
+        if finished:
+            (run / "final" / "eval" / "done").write_text("")
+    (out / "digirl").mkdir()  # a config folder without runs is no run
+    assert unfinished_runs(out) == [Path("awr/seed-0")]
+    archive(out, tmp_path / "arch", exclude=unfinished_runs(out))
+    assert (tmp_path / "arch" / "webrl" / "seed-0" / "final" / "eval" / "done").exists()
+    assert not (tmp_path / "arch" / "awr").exists()
+    (out / "awr" / "seed-0" / "final" / "eval" / "done").write_text("")  # finished: archived next time
+    assert unfinished_runs(out) == []
 
 
 def test_a_shared_phase_1_counts_in_a_runs_minutes_at_its_cost_to_the_source(tmp_path):

@@ -170,11 +170,18 @@ def cmd_study(args: argparse.Namespace) -> int:
             left -= 1
         write_results(out, all_names, all_seeds)  # the table so far, after every finished run
         if args.archive:
-            archive(out, args.archive)
+            archive(out, args.archive, exclude=unfinished_runs(out))
     print(format_results(write_results(out, all_names, all_seeds)))
     if args.archive:
         print(f"archive: {args.archive} (webrl study --out {args.archive} --table and webrl report read it)")
     return 0
+
+
+def unfinished_runs(out: Path) -> list[Path]:
+    """The run folders under study folder `out` (relative to it) without a finished final eval:
+    the archive leaves them out, so a study stopped mid-run archives no partial records."""
+    runs = sorted(p.parent for p in out.glob("*/seed-*/train_config.json"))
+    return [r.relative_to(out) for r in runs if final_summary(r) is None]
 
 
 def write_results(out: Path, names: list[str], seeds: list[int]) -> dict:
@@ -214,8 +221,8 @@ def add_commands(sub) -> None:
                         "repeatable")  # fmt: skip
     s.add_argument("--archive", default=None, metavar="DIR",
                    help="after every finished run, refresh a slim copy of the study here (`webrl archive`: no "
-                        "weights, no page text), e.g. a folder inside the repository, so the tables and the report "
-                        "survive losing the run folders")
+                        "weights, no page text; finished runs only), e.g. a folder inside the repository, so the tables "
+                        "and the report survive losing the run folders")
     s.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     s.add_argument("--table", action="store_true",
                    help="only write and print the table of the runs finished so far (runs nothing; the configs "

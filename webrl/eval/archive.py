@@ -12,7 +12,10 @@ report and the viewer read, and nothing that needs a model:
 - JSONL files over `GZIP_OVER` bytes after slimming are stored gzipped as `NAME.gz`, which
   `read_jsonl` and `read_episodes` read in place of the missing `NAME`; a source's own `NAME.gz`
   without a `NAME` (a run adopted from an archive) is archived as its JSONL;
-- files still over `max_bytes` are left out and listed in the manifest.
+- files still over `max_bytes` are left out and listed in the manifest;
+- folders named in `exclude` are not walked, and what DST already holds of them stays as it is
+  (`webrl study --archive` excludes its unfinished runs: a study stopped mid-run and restarted
+  archives no partial records).
 
 `ARCHIVE.json` at DST's top says where it came from, when, which code archived it (the runs'
 own commits are in their `invocations.jsonl`), and what was left out. A study folder archives
@@ -58,12 +61,14 @@ def holds_weights(folder: Path) -> bool:
     return any(f.suffix in WEIGHT_SUFFIXES for f in folder.iterdir() if f.is_file())
 
 
-def kept_files(src: Path) -> list[Path]:
-    """The files under `src` the archive keeps (paths relative to `src`), in walk order."""
+def kept_files(src: Path, exclude: tuple[Path, ...] = ()) -> list[Path]:
+    """The files under `src` the archive keeps (paths relative to `src`), in walk order; the
+    folders in `exclude` (relative to `src`) are not walked."""
     keep: list[Path] = []
     for root, dirs, files in os.walk(src):
         here = Path(root)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
+                         and (here / d).relative_to(src) not in exclude
                          and not holds_weights(here / d))  # fmt: skip
         for name in sorted(files):
             if name.startswith(".") or name == MANIFEST:
@@ -76,15 +81,17 @@ def kept_files(src: Path) -> list[Path]:
     return keep
 
 
-def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dict:
-    """Write the slim copy of `src` into `dst` (see the module docstring); returns the manifest."""
+def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20, exclude=()) -> dict:
+    """Write the slim copy of `src` into `dst` (see the module docstring), leaving out the folders
+    `exclude` names (relative to `src`); returns the manifest."""
     src, dst = Path(src), Path(dst)
+    exclude = tuple(Path(e) for e in exclude)
     if not src.is_dir():
         raise FileNotFoundError(f"archive: {src} is not a folder (give a run, study or demo folder)")
     if dst.resolve() == src.resolve() or src.resolve() in dst.resolve().parents:
         raise ValueError(f"archive: --out {dst} must lie outside {src}")
     files, left_out, total = [], [], 0
-    for rel in kept_files(src):
+    for rel in kept_files(src, exclude):
         name = rel
         if rel.suffix == ".jsonl":  # read_jsonl takes NAME.gz when NAME is missing
             data = "".join(json.dumps(slim_row(r)) + "\n" for r in read_jsonl(src / rel)).encode()
@@ -104,7 +111,7 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20) -> dic
         total += len(data)
     manifest = {"source": str(src.resolve()), "archived": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "archiver": code_version(), "files": len(files), "bytes": total, "left_out": left_out,
-                "dropped": ["checkpoints (folders with weights)", "tb/", "final_obs", "steps[].obs",
+                "excluded": sorted(str(e) for e in exclude), "dropped": ["checkpoints (folders with weights)", "tb/", "final_obs", "steps[].obs",
                             "steps[].screenshot"]}  # fmt: skip
     write_json_atomic(dst / MANIFEST, manifest)
     return manifest
