@@ -9,7 +9,14 @@ from webrl.models.critic import Step, ValueHead, load_critic, save_critic, score
 from webrl.models.scoring import IGNORE, selected_logprobs  # noqa: E402
 from webrl.rl.actor import ACTOR_LOSSES, RLExample, make_loss_fn, row_logprobs  # noqa: E402
 from webrl.rl.critic import train_value_head  # noqa: E402
-from webrl.rl.curriculum import feasible, offline_generate, parse_instructions  # noqa: E402
+from webrl.rl.curriculum import (  # noqa: E402
+    feasible,
+    llm_candidates,
+    offline_generate,
+    parse_instructions,
+    site_phrase,
+    site_text,
+)
 from webrl.rl.loop_config import METRICS  # noqa: E402
 from webrl.sites.world import WorldApp  # noqa: E402
 from webrl.tasks.family import SeedDB  # noqa: E402
@@ -122,6 +129,8 @@ def test_llm_reply_parsing_and_feasibility_rule():
     reply = '1. Find the price of "Blue Mug".\n- Show my orders\n\n2) x\n* Show my orders\n"Open the cart page"'
     assert parse_instructions(reply, 10) == ['Find the price of "Blue Mug".', "Show my orders", "Open the cart page"]
     assert parse_instructions(reply, 1) == ['Find the price of "Blue Mug".']
+    assert parse_instructions('3. Show the price of "Blue Mug"\n"Rate "Red Cup" 5 stars"', 5) == [
+        'Show the price of "Blue Mug"', 'Rate "Red Cup" 5 stars']  # fmt: skip
     site = "blue mug\nred cup\n000189"
     task = load_split("train")[0]
     from dataclasses import replace
@@ -131,6 +140,70 @@ def test_llm_reply_parsing_and_feasibility_rule():
     assert feasible(replace(task, intent="Show order #000189"), site)
     assert not feasible(replace(task, intent="Show order #000777"), site)
     assert not feasible(replace(task, intent=" "), site)
+
+
+class ScriptedLLM:
+    """A text policy that answers the curriculum prompt with fixed lines, keyed by the site names
+    the prompt gives (the prompt and the parsing are what is under test, not a model)."""
+
+    def __init__(self, replies: dict[str, str]):
+        self.replies, self.prompts = replies, []
+
+    def generate(self, prompts, params):
+        from types import SimpleNamespace
+
+        self.prompts += prompts
+        return [SimpleNamespace(text=next(r for k, r in self.replies.items() if k in p)) for p in prompts]
+
+
+def test_llm_candidates_check_a_cross_site_task_against_all_its_sites():
+    """A cross-site seed (map + forum) once crashed the LLM generator's feasibility filter (it looked
+    up a database named "cross"): its tasks are now checked against the union of their sites' data."""
+    train = load_split("train")
+    cross = [t for t in train if tuple(t.sites) == ("map", "forum")][:2]
+    shop = [t for t in train if t.site == "shop"][:1]
+    db = SeedDB(WorldApp().store.snapshot)
+    place = db["map"].execute("SELECT name FROM places ORDER BY id LIMIT 1").fetchone()[0]
+    title = db["forum"].execute("SELECT title FROM posts ORDER BY id LIMIT 1").fetchone()[0]
+    assert place.lower() not in site_text(db["forum"]) and place.lower() not in site_text(db["shop"])
+    llm = ScriptedLLM({'"map" and "forum"': f'1. Find "{place}" and post about it in "{title}"\n2. Find "Zyxx Quuble Bakery"',
+                       'site "shop"': f'- Buy a gift card for "{place}"\n- Show my orders'})  # fmt: skip
+    cands, ok = llm_candidates(cross + shop, llm, db, 4, exclude=set(), prefix="p2-")
+    assert llm.prompts[0].startswith('You write tasks for a web agent that uses the sites "map" and "forum".')
+    assert [t.intent for t, _ in cands] == [f'Find "{place}" and post about it in "{title}"', 'Find "Zyxx Quuble Bakery"',
+                                            f'Buy a gift card for "{place}"', "Show my orders"]  # fmt: skip
+    assert [t.intent for t, _ in ok] == [cands[0][0].intent, "Show my orders"]  # the place is not the shop's
+    assert [t.sites for t, _ in cands] == [cross[0].sites, cross[1].sites, shop[0].sites, shop[0].sites]
+    assert all(t.eval == {"eval_types": ["orm"]} and str(t.task_id).startswith("p2-") for t, _ in cands)
+    assert site_phrase(("shopping",)) == 'the site "shop"'
+
+
+def test_llm_candidates_over_a_real_server(tiny):
+    """The `--generator URL` path end to end: `webrl serve-model`'s server and `OpenAIPolicy` with
+    cross-site seeds (a from-scratch tiny model writes noise; nothing may crash on it)."""
+    from webrl.agent.local_policy import LocalPolicy
+    from webrl.agent.openai_policy import OpenAIPolicy
+    from webrl.agent.server import ModelServer
+
+    model, tok = tiny
+    train = load_split("train")
+    seeds = [t for t in train if t.site == "cross"][:3] + [t for t in train if t.site == "code"][:2]
+    server = ModelServer(LocalPolicy(model, tok), "tiny", port=0).start()
+    try:
+        cands, ok = llm_candidates(seeds, OpenAIPolicy(server.url, tokenizer=tok), SeedDB(WorldApp().store.snapshot), 6,
+                                   exclude=set())  # fmt: skip
+    finally:
+        server.close()
+    assert {t.task_id for t, _ in ok} <= {t.task_id for t, _ in cands}
+    assert all(t.sites in [s.sites for s in seeds] for t, _ in cands)
+
+
+def test_a_generator_is_offline_or_a_url():
+    from webrl.rl.loop_config import LoopConfig
+
+    LoopConfig(init="x", reward="oracle", generator="http://127.0.0.1:8000/v1")
+    with pytest.raises(ValueError, match="generator must be 'offline' or an OpenAI-compatible URL"):
+        LoopConfig(init="x", reward="oracle", generator="ofline")
 
 
 def test_baseline_methods_select_steps_and_weight_them(tiny):

@@ -17,7 +17,7 @@ scores them), and pass the feasibility filter first.
 
 Feasibility filter (LLM tasks; offline tasks are feasible by construction): a
 task is dropped when it quotes a phrase ("..." or a #number) that appears nowhere
-in its site's database, or is empty / overlong / not a request.
+in the databases of the sites it uses, or is empty or overlong.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from collections import defaultdict
 
 from webrl.tasks.family import InfeasibleSlots, SeedDB
 from webrl.tasks.registry import families
-from webrl.tasks.schema import Task
+from webrl.tasks.schema import Task, canonical_site
 
-LLM_PROMPT = """You write tasks for a web agent that uses the site "{site}".
+LLM_PROMPT = """You write tasks for a web agent that uses {site}.
 Here are tasks it failed:
 {seeds}
 Write {n} new tasks of the same kinds for the same site: keep the skills, change
@@ -76,10 +76,13 @@ def offline_generate(
 
 
 def parse_instructions(text: str, limit: int) -> list[str]:
-    """New instructions from an LLM's reply: one per line, numbering/bullets/quotes stripped."""
+    """New instructions from an LLM's reply: one per line, numbering/bullets stripped, and a pair
+    of quotes around the whole line (a quoted phrase at the line's end keeps its quotes)."""
     out = []
     for line in text.splitlines():
-        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip().strip('"').strip()
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
+        if len(line) > 1 and line[0] == line[-1] == '"':
+            line = line[1:-1].strip()
         if 8 <= len(line) <= 300 and line not in out:
             out.append(line)
         if len(out) >= limit:
@@ -87,20 +90,29 @@ def parse_instructions(text: str, limit: int) -> list[str]:
     return out
 
 
+def site_phrase(sites: tuple[str, ...]) -> str:
+    """How the LLM prompt names a seed group's site(s): 'the site "shop"' or 'the sites "shop" and "map"'."""
+    names = [f'"{canonical_site(s)}"' for s in sites]
+    if len(names) == 1:
+        return f"the site {names[0]}"
+    return "the sites " + ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def llm_generate(seeds: list[Task], policy, n: int, exclude: set[str], prefix: str = "l") -> list[tuple[Task, dict]]:
-    """New instructions from a text policy (e.g. `OpenAIPolicy`), grouped by the seeds' site.
-    The tasks have no evaluator (`eval_types: ["orm"]`): the ORM scores them."""
+    """New instructions from a text policy (e.g. `OpenAIPolicy`), grouped by the seeds' site(s)
+    (a cross-site seed is grouped with the seeds of the same sites). The tasks have no evaluator
+    (`eval_types: ["orm"]`): the ORM scores them."""
     from webrl.agent.local_policy import SamplingParams
 
-    by_site: dict[str, list[Task]] = defaultdict(list)
+    by_sites: dict[tuple[str, ...], list[Task]] = defaultdict(list)
     for s in seeds:
-        by_site[s.site].append(s)
+        by_sites[tuple(canonical_site(x) for x in s.sites)].append(s)
     out: list[tuple[Task, dict]] = []
-    per_site = max(1, n // max(1, len(by_site)))
+    per_site = max(1, n // max(1, len(by_sites)))
     params = SamplingParams(temperature=0.8, max_new_tokens=400, end_of_action=False)
-    for site, group in sorted(by_site.items()):
+    for sites, group in sorted(by_sites.items()):
         listing = "\n".join(f"- {s.intent}" for s in group[:8])
-        reply = policy.generate([LLM_PROMPT.format(site=site, seeds=listing, n=per_site)], params)[0].text
+        reply = policy.generate([LLM_PROMPT.format(site=site_phrase(sites), seeds=listing, n=per_site)], params)[0].text
         for text in parse_instructions(reply, per_site):
             if text in exclude:
                 continue
@@ -122,6 +134,19 @@ def site_text(conn: sqlite3.Connection) -> str:
         for row in conn.execute(f'SELECT * FROM "{t}"'):  # table names come from sqlite_master, not users
             parts.extend(str(v) for v in row if isinstance(v, str | int))
     return "\n".join(parts).lower()
+
+
+def llm_candidates(seeds: list[Task], policy, db: SeedDB, n: int, exclude: set[str], prefix: str = "l"):
+    """`llm_generate`'s tasks, and those of them that pass the feasibility filter, each checked
+    against the data of every site it uses (a cross-site task: the union of its sites')."""
+    cands = llm_generate(seeds, policy, n, exclude, prefix=prefix)
+    texts: dict[str, str] = {}
+    for t, _ in cands:
+        for s in t.sites:
+            if canonical_site(s) not in texts:
+                texts[canonical_site(s)] = site_text(db[canonical_site(s)])
+    ok = [(t, how) for t, how in cands if feasible(t, "\n".join(texts[canonical_site(s)] for s in t.sites))]
+    return cands, ok
 
 
 def feasible(task: Task, text: str) -> bool:

@@ -236,7 +236,7 @@ def train_pool(cfg: LoopConfig) -> list:
 
 def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:
     """Curriculum from phase-1's failures: generate -> feasibility -> critic filter."""
-    from webrl.rl.curriculum import feasible, llm_generate, offline_generate, site_text
+    from webrl.rl.curriculum import llm_candidates, offline_generate
     from webrl.rl.curriculum_filter import phase_selection, window_selection
     from webrl.sites.world import WorldApp
     from webrl.tasks.family import SeedDB
@@ -264,9 +264,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     else:
         from webrl.agent.openai_policy import OpenAIPolicy
 
-        cands = llm_generate(seeds, OpenAIPolicy(cfg.generator, tokenizer=tok), n_cand, used, prefix=prefix)
-        texts = {s: site_text(db[s]) for s in {t.site for t, _ in cands}}
-        ok = [(t, how) for t, how in cands if feasible(t, texts[t.site])]
+        cands, ok = llm_candidates(seeds, OpenAIPolicy(cfg.generator, tokenizer=tok), db, n_cand, used, prefix=prefix)
     values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
     n, seed = cfg.tasks_per_phase, cfg.seed + phase
     select = phase_selection if cfg.fill == "nearest" else window_selection

@@ -3,6 +3,7 @@ metric names `rl/loop.py` writes to `metrics.jsonl`."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,9 @@ class LoopConfig:
         if self.workers < 1 or self.executor not in ("process", "ray"):
             raise ValueError(f"LoopConfig.workers must be >= 1 and executor 'process' or 'ray', got {self.workers} "
                              f"and {self.executor!r}")  # fmt: skip
+        if self.generator != "offline" and not re.match(r"https?://[^/\s]+", self.generator):
+            raise ValueError(f"LoopConfig.generator must be 'offline' or an OpenAI-compatible URL "
+                             f"(http://HOST:PORT/v1), got {self.generator!r}")  # fmt: skip
         if self.reward not in ("orm", "oracle"):
             raise ValueError(f"LoopConfig.reward must be 'orm' or 'oracle', got {self.reward!r}")
         if self.reward == "orm" and not self.orm:
