@@ -5,6 +5,7 @@ import gzip
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -404,7 +405,11 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     assert "(positive: P &gt; 0.5)" in text and "(positive: P &gt; 0.75)" in text
     assert "Methods × sites, mean ± std over seeds" in text and "<td>webrl</td>" in text and "(n=2)" in text
     data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
-    sources = {e["source"].split(" · ")[0] for e in json.loads(data.replace("<\\/", "</"))}
+    viewed = json.loads(data.replace("<\\/", "</"))
+    sources = {e["source"].split(" · ")[0] for e in viewed}
+    from webrl.eval.taxonomy import CLASSES
+
+    assert all((e["error_class"] is None) == bool(e["success"]) and e["error_class"] in (None, *CLASSES) for e in viewed)
     assert {"run", "with-shots", "webrl/seed-0", "no_replay/seed-0"} <= sources  # a study's first seeds
     assert "webrl/seed-1" not in sources
     # in a thread of its own: the sync API refuses a thread where an event loop runs, and an earlier
@@ -440,6 +445,8 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             page.select_option("#pick", str(shot_idx))
             assert page.locator("img.shot").count() == 1
             assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
+            summary = page.text_content("#summary")  # a failure names its error class
+            assert re.search(r" · (success|failure: (fail_to_attempt|fail_to_recover|stuck_midway|wrong_page|other))$", summary), summary
             assert page.locator("pre").first.text_content().startswith("URL: ")
             browser.close()
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from webrl.eval.study import changed, outcomes, results, study_layout, table_cells
 from webrl.eval.summary import summarize
 from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
+from webrl.eval.taxonomy import classify
 from webrl.files import read_jsonl
 
 
@@ -499,7 +500,8 @@ def _episodes(run: dict) -> list[dict]:
                      *[(f"{d.name} rollouts", d / "rollouts" / "episodes.jsonl") for d in sorted(p.glob("phase-*"))]]:  # fmt: skip
         for e in read_jsonl(f):
             out.append({"source": f"{run['name']} · {label}", "task_id": e.get("task_id"), "intent": e.get("intent"),
-                        "site": e.get("site"), "success": e.get("success"), "steps": [
+                        "site": e.get("site"), "success": e.get("success"),
+                        "error_class": classify({"success": bool(e.get("success")), **e}), "steps": [
                             {**({"obs": s["obs"]} if "obs" in s else {}), "response": s.get("response"),
                              "action": s.get("action"), "error": s.get("error"), "url": s.get("url"),
                              "screenshot": _screenshot(s.get("screenshot"))}
@@ -547,7 +549,8 @@ function add(parent, tag, text, cls) { const el = document.createElement(tag); e
 function show(i) {
   const e = EPS[i]; stepsEl.replaceChildren();
   const s = document.getElementById('summary');
-  s.textContent = e ? `${e.site} · ${e.steps.length} steps · ${e.success ? 'success' : 'failure'}` : 'no episodes';
+  s.textContent = e ? `${e.site} · ${e.steps.length} steps · ${e.success ? 'success' : 'failure: ' + e.error_class}`
+    : 'no episodes';
   if (!e) return;
   s.className = e.success ? 'ok' : 'bad';
   e.steps.forEach((st, k) => {
