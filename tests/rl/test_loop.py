@@ -587,3 +587,25 @@ def test_an_archived_study_regenerates_its_table_and_report(killed_run, tmp_path
     archived, full = viewer_steps("r-viewer.html"), viewer_steps("s-viewer.html")
     assert len(archived) == len(full) > 0 and [st["response"] for st in archived] == [st["response"] for st in full]
     assert all("obs" not in st for st in archived) and all(st["obs"].startswith("URL: ") for st in full)  # pages: not kept
+
+
+def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys):
+    """`--resume` continues with the saved train_config.json: a flag that differs from it is an error
+    naming the field (it used to be ignored silently); a flag equal to the saved value is fine."""
+    from webrl.cli.train_cmds import resume_conflicts
+
+    run, _, _ = killed_run
+    cfg = LoopConfig.from_json(json.loads((run / "train_config.json").read_text()))
+    before = (run / "train_config.json").read_text()
+    args = build_parser().parse_args(["train", "--run", str(run), "--resume", "--beta", "3", "--no-replay",
+                                      "--lr", "0.5", "--seed", str(cfg.seed)])  # fmt: skip
+    assert [c.split("=")[0] for c in resume_conflicts(args, cfg)] == ["beta", "train.lr", "replay"]
+    same = build_parser().parse_args(["train", "--run", str(run), "--resume", "--seed", str(cfg.seed),
+                                      "--beta", str(cfg.beta), "--lr", str(cfg.train.lr)])  # fmt: skip
+    assert resume_conflicts(same, cfg) == []
+    assert main(["train", "--run", str(run), "--resume", "--beta", "3", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "beta=3.0" in err and f"the run has {cfg.beta!r}" in err and "start a new --run" in err
+    assert (run / "train_config.json").read_text() == before
+    assert main(["train", "--run", str(run), "--resume", "--no-kl", "--actor-loss", "eq6"]) == 2
+    assert "contradicts --actor-loss eq6" in capsys.readouterr().err

@@ -18,21 +18,29 @@ def loop_config(args: argparse.Namespace):
     if args.preset not in LOOP_PRESETS:
         raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}")
     fields = dict(LOOP_PRESETS[args.preset])
+    for key, value in given_fields(args).items():
+        if key.startswith("train."):  # a field of the actor's TrainConfig
+            fields["train"] = replace(fields.get("train", LOOP_TRAIN), **{key.removeprefix("train."): value})
+        else:
+            fields[key] = value
+    return LoopConfig(**fields)
+
+
+def given_fields(args: argparse.Namespace) -> dict:
+    """The LoopConfig fields the command line sets explicitly (`train.X`: a field of its actor's
+    TrainConfig); everything else comes from the preset."""
     given = {"init": args.init, "orm": args.orm, "demos": args.demos, "phases": args.phases,
              "tasks_per_phase": args.tasks_per_phase, "rollouts_per_task": args.rollouts_per_task,
              "train_tasks": args.train_tasks, "reward": args.reward, "actor_loss": args.actor_loss,
-             "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma, "orm_threshold": args.orm_threshold, "generator": args.generator,
-             "fill": args.curriculum_fill,
+             "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma,
+             "orm_threshold": args.orm_threshold, "generator": args.generator, "fill": args.curriculum_fill,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
              "replay_ratio": args.replay_ratio, "workers": args.workers,
-             "executor": "ray" if args.ray else None}  # fmt: skip
-    fields.update({k: v for k, v in given.items() if v is not None})
+             "executor": "ray" if args.ray else None, "train.lr": args.lr, "train.epochs": args.actor_epochs}  # fmt: skip
+    fields = {k: v for k, v in given.items() if v is not None}
     if args.ppl_window is not None:  # "inf" as 1e9: train_config.json stays standard JSON
         fields["ppl_lo"], fields["ppl_hi"] = (min(x, 1e9) for x in args.ppl_window)
-    for flag, key in (("lr", "lr"), ("actor_epochs", "epochs")):
-        if getattr(args, flag) is not None:
-            fields["train"] = replace(fields.get("train", LOOP_TRAIN), **{key: getattr(args, flag)})
     if args.no_kl:
         fields["actor_loss"] = "sft"
     if args.critic_replay:
@@ -41,13 +49,28 @@ def loop_config(args: argparse.Namespace):
                       ("no_final_eval", "final_eval")):  # fmt: skip
         if getattr(args, flag):
             fields[key] = False
-    return LoopConfig(**fields)
+    return fields
+
+
+def resume_conflicts(args: argparse.Namespace, cfg) -> list[str]:
+    """The settings given on a `--resume` command line that differ from the run's saved ones
+    (`--resume` continues with the saved settings: a flag that would change them is an error)."""
+    out = []
+    for key, value in given_fields(args).items():
+        saved = getattr(cfg.train, key.removeprefix("train.")) if key.startswith("train.") else getattr(cfg, key)
+        if saved != value:
+            out.append(f"{key}={value!r} (the run has {saved!r})")
+    return out
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LoopConfig, train
 
     run = Path(args.run)
+    if args.no_kl and args.actor_loss not in (None, "sft"):
+        print(f"error: --no-kl trains the SFT loss on the buffer; it contradicts --actor-loss {args.actor_loss}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     saved = run / "train_config.json"
     if saved.exists():
         if not args.resume:
@@ -55,6 +78,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                   file=sys.stderr)  # fmt: skip
             return 2
         cfg = LoopConfig.from_json(json.loads(saved.read_text()))
+        if bad := resume_conflicts(args, cfg):
+            print(f"error: --resume continues {run} with the settings in {saved}; these flags would change them: "
+                  f"{'; '.join(bad)}. Drop them, or start a new --run", file=sys.stderr)  # fmt: skip
+            return 2
     else:
         try:
             cfg = loop_config(args)
