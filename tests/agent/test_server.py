@@ -66,6 +66,29 @@ def test_n_returns_n_choices(client):
     assert sorted(c.index for c in resp.choices) == [0, 1, 2]
 
 
+def test_a_seed_repeats_the_samples_whatever_shares_the_batch(served, client):
+    """`seed`: the same request gives the same samples, alone or batched with other work; its n
+    choices differ from each other; another seed gives other samples."""
+    _, policy = served
+    ask = dict(model="tiny", prompt="Task: x", max_tokens=12, temperature=1.0, n=2, logprobs=1)
+    a = sorted(client.completions.create(**ask, seed=7).choices, key=lambda c: c.index)
+    policy.generate(PROMPTS, SamplingParams(temperature=1.0, max_new_tokens=5))  # moves the shared generator
+    results: list = []
+    threads = [threading.Thread(target=lambda kw=kw: results.append((kw, client.completions.create(**kw))))
+               for kw in ({**ask, "seed": 7}, {**ask, "prompt": PROMPTS, "n": 1})]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    b = sorted(next(r for kw, r in results if kw.get("seed") == 7).choices, key=lambda c: c.index)
+    assert [c.text for c in a] == [c.text for c in b] and a[0].logprobs.tokens == b[0].logprobs.tokens
+    assert a[0].logprobs.tokens != a[1].logprobs.tokens  # choice i samples with seed + i
+    other = sorted(client.completions.create(**ask, seed=8).choices, key=lambda c: c.index)
+    assert [c.logprobs.tokens for c in other] != [c.logprobs.tokens for c in a]
+    local = policy.generate(["Task: x"], SamplingParams(temperature=1.0, max_new_tokens=12, end_of_action=False, seed=7))
+    assert local[0].text == a[0].text  # the row's own generator: the server adds nothing
+
+
 @pytest.mark.parametrize(
     ("body", "param"),
     [

@@ -34,7 +34,8 @@ at `max_new_tokens`. Log-probs are those of the unmodified model (temperature
 
 The model runs where it is (`from_checkpoint` puts it on `default_device()`: the GPU
 when there is one); sampling happens on the CPU with the policy's own generator, so a
-seed gives the same samples whatever the device.
+seed gives the same samples whatever the device. A row whose `SamplingParams.seed` is set samples
+with a generator of its own: the same tokens whatever else shares its batch (the server's `seed`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class SamplingParams:
     max_new_tokens: int = field(default=128, metadata={"help": "cap on generated tokens"})
     stop: tuple[str, ...] = field(default=(), metadata={"help": "extra stop strings (cut from the text)"})
     end_of_action: bool = field(default=True, metadata={"help": "stop once an action line is complete"})
+    seed: int | None = field(default=None, metadata={"help": "the row samples with a generator of its own seeded "
+                                                             "so (the same tokens whatever shares its batch); None: "
+                                                             "the policy's generator"})  # fmt: skip
 
     def __post_init__(self):
         if self.temperature < 0:
@@ -305,12 +309,13 @@ class LocalPolicy:
             logps[b].append(logp)
             finish[b], texts[b] = self._check_stop(tokens[b], tok, params[b])
 
+        gens = [torch.Generator().manual_seed(p.seed % 2**64) if p.seed is not None else self.gen for p in params]
         alive = list(range(B))  # the original row of each row still being decoded
         while True:  # every round adds >= 1 token to each alive row, so max_new_tokens ends it
             logprobs = torch.log_softmax(logits, dim=-1)  # (rows, V): each row's next token
             for j, b in enumerate(alive):
                 if not finish[b]:  # (a row can finish inside the last round's draft)
-                    tok = _sample(logits[j], params[b].temperature, params[b].top_p, self.gen)
+                    tok = _sample(logits[j], params[b].temperature, params[b].top_p, gens[b])
                     append(b, tok, float(logprobs[j, tok]))
             keep = [j for j, b in enumerate(alive) if not finish[b]]
             if not keep:

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from webrl.agent.local_policy import LocalPolicy, SamplingParams
 
@@ -175,7 +175,7 @@ def parse_request(body: object, model_name: str, limits: ServerLimits) -> tuple[
     top_p = _number(body, "top_p", 1.0, 1e-6, 1.0)
     n = _number(body, "n", 1, 1, limits.max_n, integer=True)
     logprobs = _number(body, "logprobs", None, 0, 5, integer=True)
-    _number(body, "seed", None, -(2**63), 2**63 - 1, integer=True)
+    seed = _number(body, "seed", None, -(2**63), 2**63 - 1, integer=True)
     for key in ("presence_penalty", "frequency_penalty"):
         if _number(body, key, 0.0, -2.0, 2.0) != 0:
             raise RequestError(f"{key} is not supported here (must be 0)", key)
@@ -202,7 +202,8 @@ def parse_request(body: object, model_name: str, limits: ServerLimits) -> tuple[
         raise RequestError("stop must be a string or a list of at most 4 strings", "stop")
     params = SamplingParams(temperature=float(temperature), top_p=float(top_p), max_new_tokens=int(max_tokens),
                             stop=stops, end_of_action=_bool(body, "stop_at_action", False))  # fmt: skip
-    options = {"n": n, "logprobs": logprobs, "token_ids": _bool(body, "return_tokens_as_token_ids", False)}
+    options = {"n": n, "logprobs": logprobs, "token_ids": _bool(body, "return_tokens_as_token_ids", False),
+               "seed": None if seed is None else int(seed)}  # fmt: skip
     return prompts, params, options
 
 
@@ -244,7 +245,11 @@ def create_app(policy: LocalPolicy, model_name: str, limits: ServerLimits | None
             return _error(str(e), e.param, e.status, e.code)
         expanded = [p for p in prompts for _ in range(opts["n"])]
         try:
-            gens = batcher.submit(expanded, [params] * len(expanded)).result()
+            if opts["seed"] is None:
+                rows = [params] * len(expanded)
+            else:  # choice i samples with seed + i: repeatable, and the n choices differ
+                rows = [replace(params, seed=opts["seed"] + i) for i in range(len(expanded))]
+            gens = batcher.submit(expanded, rows).result()
         except Exception as e:
             return _error(f"generation failed: {type(e).__name__}: {e}", status=500, kind="server_error")
         choices = []
