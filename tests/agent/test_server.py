@@ -61,6 +61,38 @@ def test_openai_policy_equals_local_policy(served):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
 
 
+def test_echo_and_token_id_prompts(served, client):
+    """`echo`: the prompt's text and log-probs come first (the first token's null), as vLLM does;
+    a prompt given as token ids generates what its text does."""
+    _, policy = served
+    ids = policy.encode(PROMPTS[0])
+    resp = client.completions.create(model="tiny", prompt=PROMPTS[0], max_tokens=3, temperature=0, logprobs=1, echo=True)
+    c = resp.choices[0]
+    plain = policy.generate([PROMPTS[0]], SamplingParams(max_new_tokens=3, end_of_action=False))[0]
+    assert c.text == PROMPTS[0] + plain.text
+    lp = c.logprobs.token_logprobs
+    assert lp[0] is None and len(lp) == len(ids) + len(plain.token_ids)
+    assert lp[1 : len(ids)] == pytest.approx(policy.score([ids[:1]], [ids[1:]])[0], abs=1e-4)
+    assert lp[len(ids) :] == pytest.approx(plain.logprobs, abs=1e-4)
+    assert c.logprobs.top_logprobs[0] is None
+    by_ids = client.completions.create(model="tiny", prompt=[ids, ids], max_tokens=3, temperature=0)
+    assert [x.text for x in by_ids.choices] == [plain.text, plain.text] and by_ids.usage.prompt_tokens == 2 * len(ids)
+
+
+def test_openai_policy_scores_like_local_policy(served):
+    """Teacher forcing over the endpoint (`OpenAIPolicy.score`: echo with token-id prompts)."""
+    server, policy = served
+    remote = OpenAIPolicy(server.url, tokenizer=policy.tokenizer)
+    actions = ['do(action="Click", element="4")', 'exit(message="$3")']
+    got, want = remote.score(PROMPTS, actions), policy.score(PROMPTS, actions)
+    assert [len(x) for x in got] == [len(x) for x in want] == [len(policy.encode(a)) for a in actions]
+    for a, b in zip(got, want, strict=True):
+        assert a == pytest.approx(b, abs=1e-4)
+    with pytest.raises(ValueError, match="2 prompts"):
+        remote.score(PROMPTS, actions[:1])
+    assert remote.encode(PROMPTS[1]) == policy.encode(PROMPTS[1])  # what `eval-demos --fit` counts tokens with
+
+
 def test_n_returns_n_choices(client):
     resp = client.completions.create(model="tiny", prompt="Task: x", max_tokens=4, temperature=1.0, n=3)
     assert sorted(c.index for c in resp.choices) == [0, 1, 2]
@@ -103,6 +135,10 @@ def test_a_seed_repeats_the_samples_whatever_shares_the_batch(served, client):
         ({"model": "tiny", "prompt": "x", "bogus": 1}, "bogus"),
         ({"prompt": "x"}, "model"),
         ({"model": "tiny", "prompt": "word " * 500}, "prompt"),  # too long: over max_prompt_tokens
+        ({"model": "tiny", "prompt": [5, -2]}, "prompt"),  # token ids: negative,
+        ({"model": "tiny", "prompt": [[5, 6], []]}, "prompt"),  # an empty one,
+        ({"model": "tiny", "prompt": [10**6]}, "prompt"),  # past the vocabulary
+        ({"model": "tiny", "prompt": [5, "x"]}, "prompt"),
     ],
 )
 def test_malformed_requests_get_clear_400s(served, body, param):

@@ -181,13 +181,13 @@ class LocalPolicy:
 
     # --- generation ---------------------------------------------------------------------
     @torch.no_grad()
-    def generate(self, prompts: list[str], params: SamplingParams | list[SamplingParams] | None = None) -> list[Generation]:
-        """One response per prompt; `params` may differ per prompt."""
+    def generate(self, prompts: list[str] | list[list[int]], params: SamplingParams | list[SamplingParams] | None = None) -> list[Generation]:
+        """One response per prompt (text, or token ids); `params` may differ per prompt."""
         if not isinstance(params, list):
             params = [params or SamplingParams()] * len(prompts)
         if len(params) != len(prompts):
             raise ValueError(f"got {len(params)} SamplingParams for {len(prompts)} prompts")
-        encoded = [self.encode(p) for p in prompts]
+        encoded = [self.encode(p) if isinstance(p, str) else list(p) for p in prompts]
         self._check_weights()
         out: list[Generation | None] = [None] * len(prompts)
         for batch in self.micro_batches([len(e) for e in encoded]):
@@ -383,14 +383,14 @@ class LocalPolicy:
 
     # --- scoring --------------------------------------------------------------------------
     @torch.no_grad()
-    def score(self, prompts: list[str], completions: list[str] | list[list[int]]) -> list[list[float]]:
-        """Per-token log-probs of each completion (text, or token ids) given its prompt."""
+    def score(self, prompts: list[str] | list[list[int]], completions: list[str] | list[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of each completion given its prompt (each text, or token ids)."""
         if len(prompts) != len(completions):
             raise ValueError(f"got {len(completions)} completions for {len(prompts)} prompts")
         seqs = []
         for prompt, comp in zip(prompts, completions, strict=True):
             c = self.encode(comp) if isinstance(comp, str) else list(comp)
-            seqs.append((self.encode(prompt), c))
+            seqs.append((self.encode(prompt) if isinstance(prompt, str) else list(prompt), c))
         out: list[list[float]] = [[] for _ in seqs]
         for batch in self.micro_batches([len(p) + len(c) for p, c in seqs]):
             rows = [seqs[i] for i in batch]

@@ -12,6 +12,10 @@ server sees the same batch a `LocalPolicy` would. With our server, two extension
 are used: `stop_at_action` (stop once an action line is complete) and
 `return_tokens_as_token_ids` (vLLM's convention, "token_id:123"). Elsewhere the
 text is cut after its first action line client-side.
+
+`score` (teacher forcing, as `LocalPolicy.score`) sends prompt + completion as token ids
+with `echo=true, logprobs=1, max_tokens=1` and reads the echoed prompt log-probs: the
+convention of vLLM and of our server; it needs the tokenizer.
 """
 
 from __future__ import annotations
@@ -58,11 +62,43 @@ class OpenAIPolicy:
                     out[i] = g
         return out  # type: ignore[return-value]
 
+    def encode(self, text: str) -> list[int]:
+        if self.tokenizer is None:
+            raise ValueError(f"{self.name}: no tokenizer (pass tokenizer=)")
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def score(self, prompts: list[str] | list[list[int]], completions: list[str] | list[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of each completion given its prompt (each text, or token ids),
+        tokenized here as `LocalPolicy.score` does (prompt and completion apart)."""
+        if len(prompts) != len(completions):
+            raise ValueError(f"got {len(completions)} completions for {len(prompts)} prompts")
+        if self.tokenizer is None:
+            raise ValueError(f"{self.name}: scoring needs the model's tokenizer (pass tokenizer=)")
+
+        pairs = [(self.encode(p) if isinstance(p, str) else list(p), self.encode(c) if isinstance(c, str) else list(c)) for p, c in zip(prompts, completions, strict=True)]
+        out: list[list[float]] = []
+        for k in range(0, len(pairs), self.max_prompts):
+            chunk = pairs[k : k + self.max_prompts]
+            resp = self.client.completions.create(
+                model=self.model, prompt=[p + c for p, c in chunk], echo=True, logprobs=1, max_tokens=1,
+                temperature=0.0, n=1,
+            )  # fmt: skip
+            choices = sorted(resp.choices, key=lambda c: c.index)
+            if len(choices) != len(chunk):
+                raise RuntimeError(f"server returned {len(choices)} choices for {len(chunk)} prompts")
+            for (p, c), choice in zip(chunk, choices, strict=True):
+                values = list(choice.logprobs.token_logprobs or []) if choice.logprobs else []
+                if len(values) < len(p) + len(c):
+                    raise RuntimeError(f"{self.name} echoed {len(values)} log-probs for a {len(p) + len(c)}-token "
+                                       "prompt: it does not support echo with logprobs")  # fmt: skip
+                out.append([float(v) for v in values[len(p) : len(p) + len(c)]])
+        return out
+
     def _request(self, prompts: list[str], p: SamplingParams) -> list[Generation]:
         extra = {"stop_at_action": p.end_of_action, "return_tokens_as_token_ids": True} if self.ours else None
         resp = self.client.completions.create(
             model=self.model, prompt=prompts, max_tokens=p.max_new_tokens, temperature=p.temperature,
-            top_p=p.top_p, stop=list(p.stop) or None, logprobs=1, n=1, extra_body=extra,
+            top_p=p.top_p, stop=list(p.stop) or None, logprobs=1, n=1, extra_body=extra, seed=p.seed,
         )  # fmt: skip
         choices = sorted(resp.choices, key=lambda c: c.index)
         if len(choices) != len(prompts):

@@ -1,9 +1,16 @@
 """`webrl serve-model PATH`: an OpenAI-compatible completions server for a local checkpoint.
 
-Endpoints: `GET /v1/models`, `POST /v1/completions` (fields: model, prompt (string or
-list of strings), max_tokens, temperature, top_p, n, stop, logprobs, echo=false,
-stream=false, seed, user; extensions `stop_at_action` and
+Endpoints: `GET /v1/models`, `POST /v1/completions` (fields: model, prompt (a string, a
+list of strings, a list of token ids, or a list of such lists), max_tokens, temperature,
+top_p, n, stop, logprobs, echo, stream=false, seed, user; extensions `stop_at_action` and
 `return_tokens_as_token_ids`), `GET /health`.
+
+`echo`: the text is the prompt followed by the completion, and with `logprobs` the
+tokens and log-probs cover the prompt too, the first prompt token's log-prob null (the
+convention vLLM follows): with token-id prompts and `max_tokens=1` this scores given
+text under the model (`OpenAIPolicy.score`). `seed`: choice i of the request (its
+prompts times n, in order) samples with seed + i on a generator of its own, so the
+same request gives the same samples whatever else shares its batch.
 
 Concurrent requests are batched: a worker thread takes every request waiting
 (up to `max_batch` prompts, after at most `batch_wait_ms`) and runs them as one
@@ -79,6 +86,10 @@ def _bool(body: dict, key: str, default: bool) -> bool:
     return v
 
 
+def _is_id(t) -> bool:
+    return isinstance(t, int) and not isinstance(t, bool) and t >= 0
+
+
 @dataclass
 class _Job:
     prompts: list[str]
@@ -92,6 +103,7 @@ class Batcher:
     def __init__(self, policy: LocalPolicy, max_batch: int, wait_ms: float):
         self.policy, self.max_batch, self.wait = policy, max_batch, wait_ms / 1000
         self.q: queue.Queue[_Job | None] = queue.Queue()
+        self.lock = threading.Lock()  # one model call at a time: generation here, scoring (`score`) elsewhere
         self.batches = 0  # generate calls made
         self.largest = 0  # most requests served by one call
         self._thread = threading.Thread(target=self._loop, daemon=True, name="webrl-batcher")
@@ -101,6 +113,11 @@ class Batcher:
         fut: Future = Future()
         self.q.put(_Job(prompts, params, fut))
         return fut
+
+    def score(self, prompts: list[list[int]], completions: list[list[int]]) -> list[list[float]]:
+        """`LocalPolicy.score`, between the batcher's generate calls."""
+        with self.lock:
+            return self.policy.score(prompts, completions)
 
     def close(self) -> None:
         self.q.put(None)
@@ -133,7 +150,8 @@ class Batcher:
         self.batches += 1
         self.largest = max(self.largest, len(jobs))
         try:
-            gens = self.policy.generate(prompts, params)
+            with self.lock:
+                gens = self.policy.generate(prompts, params)
         except Exception as e:  # the server stays up; one bad request must not fail its batch-mates
             if len(jobs) == 1:
                 jobs[0].future.set_exception(e)
@@ -164,8 +182,13 @@ def parse_request(body: object, model_name: str, limits: ServerLimits) -> tuple[
         prompts = [prompt]
     elif isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
         prompts = list(prompt)
+    elif isinstance(prompt, list) and prompt and all(_is_id(t) for t in prompt):
+        prompts = [list(prompt)]
+    elif isinstance(prompt, list) and prompt and all(isinstance(p, list) and all(_is_id(t) for t in p) for p in prompt):
+        prompts = [list(p) for p in prompt]
     else:
-        raise RequestError("prompt must be a non-empty string or a non-empty list of strings", "prompt")
+        raise RequestError("prompt must be a non-empty string, a non-empty list of strings, a list of token ids "
+                           "or a list of such lists", "prompt")  # fmt: skip
     if len(prompts) > limits.max_prompts:
         raise RequestError(f"at most {limits.max_prompts} prompts per request, got {len(prompts)}", "prompt")
     if any(not p for p in prompts):
@@ -189,8 +212,6 @@ def parse_request(body: object, model_name: str, limits: ServerLimits) -> tuple[
         raise RequestError("user must be a string", "user")
     if _bool(body, "stream", False):
         raise RequestError("stream is not supported here; send stream=false", "stream")
-    if _bool(body, "echo", False):
-        raise RequestError("echo is not supported here; send echo=false", "echo")
     stop = body.get("stop")
     if stop is None:
         stops: tuple[str, ...] = ()
@@ -203,7 +224,7 @@ def parse_request(body: object, model_name: str, limits: ServerLimits) -> tuple[
     params = SamplingParams(temperature=float(temperature), top_p=float(top_p), max_new_tokens=int(max_tokens),
                             stop=stops, end_of_action=_bool(body, "stop_at_action", False))  # fmt: skip
     options = {"n": n, "logprobs": logprobs, "token_ids": _bool(body, "return_tokens_as_token_ids", False),
-               "seed": None if seed is None else int(seed)}  # fmt: skip
+               "seed": None if seed is None else int(seed), "echo": _bool(body, "echo", False)}  # fmt: skip
     return prompts, params, options
 
 
@@ -237,7 +258,12 @@ def create_app(policy: LocalPolicy, model_name: str, limits: ServerLimits | None
             return _error(f"request body is not valid JSON: {str(e)[:200]}")
         try:
             prompts, params, opts = parse_request(body, model_name, limits)
-            counts = [len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+            ids = [tok(p, add_special_tokens=False)["input_ids"] if isinstance(p, str) else p for p in prompts]
+            counts = [len(x) for x in ids]
+            vocab = len(tok)
+            for i, x in enumerate(ids):
+                if any(t >= vocab for t in x):
+                    raise RequestError(f"prompt {i} holds a token id >= the vocabulary size {vocab}", "prompt")
             for i, c in enumerate(counts):
                 if c > limits.max_prompt_tokens:
                     raise RequestError(f"prompt {i} is {c} tokens; this server accepts at most {limits.max_prompt_tokens}", "prompt")
@@ -252,14 +278,26 @@ def create_app(policy: LocalPolicy, model_name: str, limits: ServerLimits | None
             gens = batcher.submit(expanded, rows).result()
         except Exception as e:
             return _error(f"generation failed: {type(e).__name__}: {e}", status=500, kind="server_error")
+        echoed: list[list[float | None]] = [[] for _ in prompts]  # each prompt's own tokens' log-probs
+        if opts["echo"] and opts["logprobs"] is not None:
+            try:
+                lps = batcher.score([x[:1] for x in ids], [x[1:] for x in ids])
+            except Exception as e:
+                return _error(f"scoring the prompt failed: {type(e).__name__}: {e}", status=500, kind="server_error")
+            echoed = [[None, *lp] for lp in lps]
         choices = []
         for i, g in enumerate(gens):
-            lp = None
+            k = i // opts["n"]  # the prompt this choice answers
+            lp, text = None, g.text
+            if opts["echo"]:
+                text = (prompts[k] if isinstance(prompts[k], str) else tok.decode(prompts[k])) + g.text
             if opts["logprobs"] is not None:
-                toks = [f"token_id:{t}" if opts["token_ids"] else tok.decode([t]) for t in g.token_ids]
-                lp = {"tokens": toks, "token_logprobs": g.logprobs,
-                      "top_logprobs": [{t: v} for t, v in zip(toks, g.logprobs, strict=True)], "text_offset": None}  # fmt: skip
-            choices.append({"index": i, "text": g.text, "logprobs": lp, "finish_reason": g.finish_reason})
+                token_ids = (ids[k] if opts["echo"] else []) + g.token_ids
+                toks = [f"token_id:{t}" if opts["token_ids"] else tok.decode([t]) for t in token_ids]
+                values = (echoed[k] if opts["echo"] else []) + g.logprobs
+                lp = {"tokens": toks, "token_logprobs": values, "text_offset": None,
+                      "top_logprobs": [None if v is None else {t: v} for t, v in zip(toks, values, strict=True)]}  # fmt: skip
+            choices.append({"index": i, "text": text, "logprobs": lp, "finish_reason": g.finish_reason})
         completion_tokens = sum(len(g.token_ids) for g in gens)
         prompt_tokens = sum(counts)
         return {

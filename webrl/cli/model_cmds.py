@@ -205,7 +205,7 @@ def cmd_eval_demos(args: argparse.Namespace) -> int:
     policy, prompt = _policy(args.agent, args)
     rep = {"agent": args.agent, "demos": str(path), "tasks": len(demos),
            **run_demo_match(policy, demos, prompt, progress=not args.no_progress)}  # fmt: skip
-    if args.fit and hasattr(policy, "score"):
+    if args.fit:  # an endpoint scores through echo (OpenAIPolicy.score)
         from webrl.eval.demo_match import fit_report
 
         rep["fit"] = fit_report(policy, demos, prompt, progress=not args.no_progress)
@@ -220,8 +220,6 @@ def cmd_eval_demos(args: argparse.Namespace) -> int:
         print(f"teacher-forced: NLL {f['mean_token_nll']:.4f}/token, {f['mean_response_nll']:.3f}/response; "
               f"{f['p_response_over_half']:.3f} of responses with P > 0.5; the worst token carries "
               f"{share} of a response's NLL")  # fmt: skip
-    elif args.fit:
-        print("teacher-forced fit: skipped (an endpoint agent has no scoring call)")
     return 0
 
 
@@ -267,7 +265,8 @@ def add_commands(sub, bench_sub) -> None:
     m.add_argument("--tasks", default=None, help="only the demonstrations of these tasks (e.g. an SFT run's trained_tasks.json)")
     m.add_argument("--limit", type=int, default=None, help="only the first N demonstrations")
     m.add_argument("--fit", action=argparse.BooleanOptionalAction, default=True,
-                   help="also score the demonstrated responses (teacher forcing): NLL per token and per response")
+                   help="also score the demonstrated responses (teacher forcing): NLL per token and per response "
+                        "(an endpoint agent: through echo with logprobs, as vLLM and serve-model offer)")
     m.add_argument("--out", default=None, help="write the report JSON here")
     add_policy_args(m)
     m.add_argument("--no-progress", action="store_true", help="hide the progress bar")
