@@ -2,6 +2,7 @@
 `webrl eval --agent PATH` on a cpu-tiny checkpoint."""
 
 import json
+from pathlib import Path
 
 from webrl.agent.llm_agent import LLMAgent, run_batched
 from webrl.agent.local_policy import Generation, SamplingParams
@@ -114,3 +115,43 @@ def test_eval_wall_time_adds_up_over_a_resume(tiny, tmp_path):
                               out_dir=out, progress=False)  # fmt: skip
     assert resumed["episodes"] == 3 and 10.0 <= resumed["wall_minutes"] < 10.5
     assert 600.0 < float((out / WALL_FILE).read_text()) < 630.0
+
+
+def test_cli_eval_of_a_checkpoint_in_chromium_with_screenshots_and_its_viewer(tiny, tmp_path):
+    """`webrl eval --agent CKPT --backend chromium --screenshots`: the LLM agent in a real browser
+    (a context per env) takes the same steps as on `http`, each step's PNG is saved, and `webrl
+    report` on the eval folder puts the screenshots into the trajectory viewer."""
+    import pytest
+
+    from webrl.cli.main import main
+    from webrl.env.chromium_engine import chromium_available
+    from webrl.models.build import save_checkpoint
+    from webrl.models.config import preset
+
+    if not chromium_available():
+        pytest.skip("needs Chromium and playwright (`make test` installs both)")
+    model, tok = tiny
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    common = ["eval", "--agent", str(tmp_path / "ck"), "--split", "test", "--sites", "forum", "--limit", "2",
+              "--max-steps", "2", "--max-new-tokens", "8", "--envs", "2", "--no-progress"]  # fmt: skip
+    assert main([*common, "--backend", "chromium", "--screenshots", "--workers", "2", "--out", str(tmp_path / "x")]) == 2
+    assert main([*common, "--screenshots", "--out", str(tmp_path / "x")]) == 2  # http has no screenshots
+    browser, http = tmp_path / "browser", tmp_path / "http"
+    assert main([*common, "--backend", "chromium", "--screenshots", "--base-url", "http://127.0.0.1:0",
+                 "--out", str(browser)]) == 0  # fmt: skip
+    assert main([*common, "--out", str(http)]) == 0
+    seen = {r["task_id"]: r for r in map(json.loads, (browser / "episodes.jsonl").read_text().splitlines())}
+    want = {r["task_id"]: r for r in map(json.loads, (http / "episodes.jsonl").read_text().splitlines())}
+    assert set(seen) == set(want) and len(seen) == 2
+    for tid, r in seen.items():
+        assert [s["action"] for s in r["steps"]] == [s["action"] for s in want[tid]["steps"]]
+        assert r["success"] == want[tid]["success"] and r["backend_error"] is None
+        shots = [s["screenshot"] for s in r["steps"]]
+        assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in shots)
+    assert json.loads((browser / "config.json").read_text())["backend"] == "chromium"
+    report = tmp_path / "report.html"
+    assert main(["report", str(browser), "--out", str(report)]) == 0
+    data = report.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
+    viewed = json.loads(data.replace("<\\/", "</"))
+    assert len(viewed) == 2 and all(e["source"] == "browser · final eval" for e in viewed)
+    assert all(s["screenshot"] for e in viewed for s in e["steps"])

@@ -57,6 +57,7 @@ class _Episode:
     t0: float
     history: list[tuple[str, str]] = field(default_factory=list)
     steps: list[dict] = field(default_factory=list)
+    shot: str | None = None  # the screenshot of `obs` (a browser backend asked for them)
 
 
 def _record(ep: _Episode, reward: float, terminated: bool, truncated: bool, answer, agent_error=None,
@@ -85,7 +86,8 @@ def run_batched(
 
     Records have the eval runner's fields plus `difficulty`, `final_obs` (the page after the
     last step; None without keep_obs), and per step
-    `logprob` (sum over the response's tokens), `tokens` and `prompt_tokens`.
+    `logprob` (sum over the response's tokens), `tokens` and `prompt_tokens` (and `screenshot`, the
+    PNG of the page the step acted on, when a browser backend saves them).
     """
     todo = iter(tasks)
     free = list(envs)
@@ -103,8 +105,8 @@ def run_batched(
             if task is None:
                 break
             env = free.pop()
-            obs, _ = env.reset(options={"task": task})
-            active.append(_Episode(task, env, obs, time.perf_counter()))
+            obs, info = env.reset(options={"task": task})
+            active.append(_Episode(task, env, obs, time.perf_counter(), shot=info.get("screenshot")))
         if not active:
             return records
         prompts = [build_prompt(policy.tokenizer, ep.task.intent, ep.history, ep.obs, prompt) for ep in active]
@@ -124,9 +126,10 @@ def run_batched(
                 "obs": ep.obs if keep_obs else None, "response": response, "action": info.get("action_text"),
                 "error": info.get("action_error"), "url": info.get("url"), "logprob": round(sum(gen.logprobs), 4),
                 "tokens": len(gen.token_ids), "prompt_tokens": gen.prompt_tokens,
+                **({"screenshot": ep.shot} if ep.shot else {}),
             })  # fmt: skip
             ep.history.append((ep.obs, response))
-            ep.obs = obs
+            ep.obs, ep.shot = obs, info.get("screenshot")
             if terminated or truncated:
                 finish(_record(ep, reward, terminated, truncated, info.get("answer"),
                                backend_error=info.get("backend_error"), keep_obs=keep_obs))  # fmt: skip

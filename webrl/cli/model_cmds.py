@@ -49,21 +49,41 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     from webrl.eval.summary import format_table
     from webrl.eval.taxonomy import format_taxonomy
 
-    if args.backend != "http":
-        print("error: LLM agents run on --backend http for now", file=sys.stderr)
-        return 2
     if args.workers < 1:
         print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
+    if args.backend not in ("http", "chromium"):
+        print(f"error: unknown backend {args.backend!r}; use http or chromium", file=sys.stderr)
+        return 2
+    if args.backend == "http" and args.screenshots:
+        print("error: --screenshots needs --backend chromium", file=sys.stderr)
+        return 2
+    if args.backend == "chromium" and args.workers > 1:
+        print("error: --backend chromium runs the episodes in this process (one browser, a context per env): "
+              "drop --workers", file=sys.stderr)  # fmt: skip
+        return 2
+    if args.screenshots and not args.out:
+        print("error: --screenshots needs --out DIR (they are saved under DIR/screenshots)", file=sys.stderr)
         return 2
     policy, prompt = _policy(args.agent, args)
     sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens)
     out = Path(args.out) if args.out else None
+    env_config = EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits)
+    backend, extra = None, {"agent": args.agent, "split": args.split, "seed": args.seed}
+    if args.backend == "chromium":
+        from dataclasses import replace
+
+        from webrl.env.chromium_backend import ChromiumBackend, ChromiumConfig
+
+        shots = str(out / "screenshots") if args.screenshots else None
+        browser = ChromiumConfig(executable=args.chromium, screenshot_dir=shots, max_sessions=max(8, args.envs))
+        backend = ChromiumBackend(base_url=args.base_url, config=browser)  # a browser context per env
+        env_config = replace(env_config, base_url=backend.base_url)
+        extra["backend"] = "chromium"  # (an http eval's config stays as it was: its episodes resume)
     with _workers(args, policy) as workers:
         summary, _ = run_eval_llm(
-            tasks, policy, prompt, sampling, n_envs=args.envs,
-            env_config=EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits),
-            out_dir=out, progress=not args.no_progress,
-            extra_config={"agent": args.agent, "split": args.split, "seed": args.seed}, workers=workers,
+            tasks, policy, prompt, sampling, n_envs=args.envs, env_config=env_config, out_dir=out,
+            progress=not args.no_progress, extra_config=extra, workers=workers, backend=backend,
         )  # fmt: skip
     print(format_table(summary, title=f"agent={args.agent} split={args.split}"))
     print(format_taxonomy(summary["errors"]))

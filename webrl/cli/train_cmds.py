@@ -194,7 +194,7 @@ def add_commands(sub) -> None:
     t.set_defaults(func=cmd_train)
 
     r = sub.add_parser("report", help="one HTML page with plots from run or study folders, plus a trajectory viewer")
-    r.add_argument("runs", nargs="+", help="`webrl train` run folders, or `webrl study` folders (all their runs)")
+    r.add_argument("runs", nargs="+", help="`webrl train` run folders, `webrl eval --out` folders, or `webrl study` folders (all their runs)")
     r.add_argument("--out", default="report.html", help="output HTML (the viewer goes next to it: NAME-viewer.html)")
     r.add_argument("--orm-eval", action="append", help="an `orm eval` orm_eval.json to include (repeatable)")
     r.add_argument("--png-dir", default=None, help="also write every plot as a PNG file in this folder")

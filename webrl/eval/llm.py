@@ -75,11 +75,16 @@ def run_eval_llm(
     extra_config: dict | None = None,
     on_record=None,
     workers: Workers | None = None,
+    backend=None,
 ) -> tuple[dict, list[dict]]:
     """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`
     (episodes are appended as they finish; `on_record(rec)` is called after each is written).
     With `workers` (n > 1) the episodes run in worker processes against `workers.endpoint`
-    (eval/workers.py), `n_envs` in flight in each; `policy` then only names the agent."""
+    (eval/workers.py), `n_envs` in flight in each; `policy` then only names the agent. `backend`
+    (e.g. a `ChromiumBackend`, one browser context per env; `env_config.base_url` must be its
+    `base_url`) replaces the in-process `http` backend; it is closed at the end."""
+    if backend is not None and workers is not None and workers.n > 1:
+        raise ValueError("a browser backend runs in this process: use one worker (workers.n == 1)")
     prompt = prompt or PromptConfig()
     sampling = sampling or SamplingParams()
     env_config = env_config or EnvConfig()
@@ -101,8 +106,8 @@ def run_eval_llm(
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]
     distributed = workers is not None and workers.n > 1
-    world = None if distributed else WorldApp()
-    envs = [] if distributed else [WebEnv(env_config, world) for _ in range(max(1, min(n_envs, len(todo))))]
+    world = None if distributed else (backend.world if backend is not None else WorldApp())
+    envs = [] if distributed else [WebEnv(env_config, world, backend=backend) for _ in range(max(1, min(n_envs, len(todo))))]
     bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress, leave=False)
     records = list(done)
 
@@ -127,6 +132,8 @@ def run_eval_llm(
         bar.close()
         for env in envs:
             env.close()
+        if backend is not None:  # (also when no env was made)
+            backend.close()
     wanted = {str(t.task_id) for t in tasks}
     records = [r for r in records if str(r["task_id"]) in wanted]
     summary = {**llm_summary(records), "wall_minutes": clock.minutes()}

@@ -44,11 +44,12 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
     p = Path(path)
     cfg = _read(p / "train_config.json") or {}
     study_run = p.name.startswith("seed-")  # <config>/seed-<s> of a study: grouped by its config
+    an_eval = not cfg and is_eval_folder(p)  # a `webrl eval --out` folder: its summary is the "final" column
     return {
         "name": f"{p.parent.name}/{p.name}" if study_run else p.name, "group": p.parent.name if study_run else p.name,
-        "path": p, "method": cfg.get("method", "webrl"), "config": cfg, "browse": browse,
+        "path": p, "method": "eval" if an_eval else cfg.get("method", "webrl"), "config": cfg, "browse": browse,
         "start": _read(p / "phase-000" / "eval" / "summary.json"),
-        "final": _read(p / "final" / "eval" / "summary.json"),
+        "final": _read(p / "summary.json") if an_eval else _read(p / "final" / "eval" / "summary.json"),
         "phases": read_jsonl(p / "metrics.jsonl"),
         "phase_evals": {int(d.name.split("-")[1]): _read(d / "eval" / "summary.json")
                         for d in sorted(p.glob("phase-*")) if (d / "eval" / "summary.json").exists()},
@@ -56,6 +57,11 @@ def load_run(path: str | Path, browse: bool = True) -> dict:
         "labels": [x for d in sorted(p.glob("phase-*")) for x in read_jsonl(d / "labels.jsonl")],
         "invocations": read_jsonl(p / "invocations.jsonl"),
     }  # fmt: skip
+
+
+def is_eval_folder(p: Path) -> bool:
+    """A `webrl eval --out` folder: its summary and episodes (plain, or an archive's `.gz`)."""
+    return (p / "summary.json").is_file() and any((p / n).is_file() for n in ("episodes.jsonl", "episodes.jsonl.gz"))
 
 
 def code_label(invocations: list[dict]) -> str:
@@ -85,10 +91,11 @@ def start_on_subset(run: Path) -> dict | None:
 
 def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple[Path, list[str], list[int]]]]:
     """Run folders (with whether the viewer takes them) and studies (folder, configs, seeds) from
-    the paths given: a `webrl train` run folder, or a study folder standing for its runs."""
+    the paths given: a `webrl train` run folder, a `webrl eval --out` folder, or a study folder
+    standing for its runs."""
     runs, studies = [], []
     for p in map(Path, paths):
-        if (p / "train_config.json").exists():
+        if (p / "train_config.json").exists() or is_eval_folder(p):
             runs.append((p, True))
         elif (layout := study_layout(p)) is not None:
             names, seeds = layout
@@ -97,7 +104,8 @@ def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple
                 found = [p / name / f"seed-{s}" for s in seeds if (p / name / f"seed-{s}" / "train_config.json").exists()]
                 runs += [(r, i == 0) for i, r in enumerate(found)]
         else:
-            raise ValueError(f"{p}: neither a `webrl train` run folder (train_config.json) nor a `webrl study` folder")
+            raise ValueError(f"{p}: neither a `webrl train` run folder (train_config.json), a `webrl eval --out` folder "
+                             "(summary.json, episodes.jsonl) nor a `webrl study` folder")  # fmt: skip
     return runs, studies
 
 
@@ -493,10 +501,11 @@ def _run_block(r: dict, open_: bool) -> str:
 
 
 def _episodes(run: dict) -> list[dict]:
-    """Episodes to browse: the final eval, else the last phase's eval, plus the rollouts."""
+    """Episodes to browse: the final eval (an eval folder's own episodes), plus the rollouts."""
     p = run["path"]
     out = []
-    for label, f in [("final eval", p / "final" / "eval" / "episodes.jsonl"),
+    final = p / "episodes.jsonl" if run["method"] == "eval" else p / "final" / "eval" / "episodes.jsonl"
+    for label, f in [("final eval", final),
                      *[(f"{d.name} rollouts", d / "rollouts" / "episodes.jsonl") for d in sorted(p.glob("phase-*"))]]:  # fmt: skip
         for e in read_jsonl(f):
             out.append({"source": f"{run['name']} · {label}", "task_id": e.get("task_id"), "intent": e.get("intent"),
