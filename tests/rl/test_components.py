@@ -13,6 +13,7 @@ from webrl.rl.curriculum import (  # noqa: E402
     feasible,
     llm_candidates,
     offline_generate,
+    out_of_reach,
     parse_instructions,
     site_phrase,
     site_text,
@@ -140,6 +141,13 @@ def test_llm_reply_parsing_and_feasibility_rule():
     assert feasible(replace(task, intent="Show order #000189"), site)
     assert not feasible(replace(task, intent="Show order #000777"), site)
     assert not feasible(replace(task, intent=" "), site)
+    # what no site here can do: dropped, whatever it quotes; no train or test task is caught by the rule
+    assert not feasible(replace(task, intent='Email the seller of "Blue Mug" about shipping'), site)
+    assert not feasible(replace(task, intent='Download the invoice of order #000189'), site)
+    assert not feasible(replace(task, intent='Find "Red Cup" on Amazon and compare'), site)
+    assert out_of_reach("Send an e-mail to the store") == "send an e-mail"
+    assert out_of_reach("What is the email of customer Ann Lee?") is None  # reading data is fine
+    assert [t.intent for t in load_split("train") + load_split("test") if out_of_reach(t.intent)] == []
 
 
 class ScriptedLLM:

@@ -17,7 +17,10 @@ scores them), and pass the feasibility filter first.
 
 Feasibility filter (LLM tasks; offline tasks are feasible by construction): a
 task is dropped when it quotes a phrase ("..." or a #number) that appears nowhere
-in the databases of the sites it uses, or is empty or overlong.
+in the databases of the sites it uses, when it asks for something no site here can
+do (`OUT_OF_REACH`: sending mail or messages outside the sites, calls, printing,
+downloads and uploads, screenshots, apps, other websites, outside payment services;
+no train or test task matches one, a test checks), or when it is empty or overlong.
 """
 
 from __future__ import annotations
@@ -149,10 +152,27 @@ def llm_candidates(seeds: list[Task], policy, db: SeedDB, n: int, exclude: set[s
     return cands, ok
 
 
+OUT_OF_REACH = tuple(re.compile(p) for p in (
+    r"\bsend (an? |the )?(e-?mail|text|sms|fax|letter)\b",
+    r"\b(e-?mail|text|phone|call|fax) (me|him|her|them|the (seller|author|customer|owner|store|user))\b",
+    r"\b(video|voice|phone) call\b", r"\bprint\b", r"\bdownload\b", r"\bupload\b", r"\battach\b",
+    r"\bscreenshot\b", r"\b(install|open) (an? |the )?(mobile )?app\b",
+    r"\b(google|amazon|wikipedia|youtube|facebook|twitter)\b",
+    r"\b(pay|checkout|check out) with (paypal|bitcoin|crypto|apple pay|google pay)\b",
+))  # fmt: skip
+
+
+def out_of_reach(intent: str) -> str | None:
+    """The part of `intent` that asks for something no site here can do (`OUT_OF_REACH`), or None."""
+    low = intent.lower()
+    return next((m.group(0) for p in OUT_OF_REACH if (m := p.search(low))), None)
+
+
 def feasible(task: Task, text: str) -> bool:
-    """The documented rule (module docstring): quoted phrases and #numbers must exist in the site's data."""
+    """The documented rule (module docstring): quoted phrases and #numbers must exist in the site's
+    data, and the task must not ask for what the sites cannot do."""
     intent = task.intent.strip()
-    if not intent or len(intent) > 300:
+    if not intent or len(intent) > 300 or out_of_reach(intent):
         return False
     quoted = re.findall(r'"([^"]{2,80})"', intent) + re.findall(r"#(\d{3,})", intent)
     return all(q.lower() in text for q in quoted)
