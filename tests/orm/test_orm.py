@@ -15,6 +15,7 @@ pytest.importorskip("peft")
 from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.cli.main import main  # noqa: E402
 from webrl.env.web_env import WebEnv  # noqa: E402
+from webrl.files import load_jsonl, write_jsonl_atomic  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
 from webrl.orm.data import (  # noqa: E402
     ANSWER_FROM_PAGE,
@@ -50,7 +51,6 @@ from webrl.orm.prompt import (  # noqa: E402
     orm_prompt,
 )
 from webrl.orm.train import ORM_PRESETS, train_orm  # noqa: E402
-from webrl.rl.demos import load_jsonl, save_jsonl  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 PAGE = "URL: http://127.0.0.1:7770/shop/product/3\nTitle: Blue Mug\n<a id=1>Home</a>\nPrice: $12.50"
@@ -353,7 +353,7 @@ def test_metrics_hand_computed():
 
 def test_train_resume_and_batched_scoring(trajs, tmp_path):
     data = tmp_path / "train.jsonl"
-    save_jsonl(balance(trajs, 0), data)
+    write_jsonl_atomic(data, balance(trajs, 0))
     cfg = replace(ORM_PRESETS["cpu-tiny"], data=str(data), max_steps=2, save_minutes=0.0)
     line = train_orm(cfg, preset("cpu-tiny"), tmp_path / "run", progress=False)
     assert line["step"] == 2 and "losses/orm" in line
@@ -419,10 +419,10 @@ def test_demo_orm_test_data_takes_the_sft_eval_episodes(tmp_path):
 
     task = load_split("test")[0]
     eps = tmp_path / "episodes.jsonl"
-    save_jsonl([{"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
-                 "reward": 0.0, "steps": [{"obs": PAGE, "response": 'exit(message="no idea")'}], "final_obs": PAGE},
-                {"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
-                 "reward": 0.0, "steps": [], "backend_error": "browser died"}], eps)  # fmt: skip
+    write_jsonl_atomic(eps, [{"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
+                              "reward": 0.0, "steps": [{"obs": PAGE, "response": 'exit(message="no idea")'}], "final_obs": PAGE},
+                             {"task_id": task.task_id, "site": task.site, "family": task.family, "intent": task.intent,
+                              "reward": 0.0, "steps": [], "backend_error": "browser died"}])  # fmt: skip
     out = tmp_path / "test.jsonl"
     _orm_data("test", out, tmp_path / "no-checkpoint", 0, False, extra=eps)
     trajs = load_jsonl(out)

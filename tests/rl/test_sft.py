@@ -14,8 +14,9 @@ from safetensors.torch import load_file  # noqa: E402
 
 from webrl.agent.prompt import PromptConfig  # noqa: E402
 from webrl.models.config import preset  # noqa: E402
-from webrl.rl.demos import Example, length_batches, make_examples  # noqa: E402
-from webrl.rl.sft import SFT_PRESETS, SFTConfig, lr_at, select_tasks, token_loss, train_sft  # noqa: E402
+from webrl.models.training import Example, length_batches, lr_at, token_loss  # noqa: E402  # noqa: E402
+from webrl.rl.demos import make_examples  # noqa: E402
+from webrl.rl.sft import SFT_PRESETS, SFTConfig, select_tasks, train_sft  # noqa: E402
 from webrl.tasks.schema import load_tasks  # noqa: E402
 
 
@@ -105,7 +106,7 @@ def test_focal_token_loss_hand_checked():
 
 
 def test_step_weight_gives_every_example_of_an_epoch_the_same_weight(tmp_path):
-    from webrl.rl.sft import TrainConfig, fit, step_weight
+    from webrl.models.training import TrainConfig, fit, step_weight
 
     assert step_weight(1, 4, 2) == 0.5 and step_weight(3, 4, 2) == 1.5  # 0.5 per example in both batches
     assert step_weight(2, 6, 3) == 1.0  # equal batches: unscaled
@@ -132,7 +133,7 @@ def test_a_time_budget_becomes_a_step_count_that_reproduces_the_run(tmp_path):
     """`fit` turns `minutes` into a step count at the end of warmup (plan.json); training that many
     steps without a budget, from the same start, ends with the same weights."""
     from webrl.models.build import build
-    from webrl.rl.sft import TrainConfig, fit
+    from webrl.models.training import TrainConfig, fit
 
     model, tok = build(preset("cpu-tiny"))
     start = {k: v.clone() for k, v in model.state_dict().items()}
@@ -214,7 +215,7 @@ def test_sft_cli_prompt_and_lora_flags_reach_the_checkpoint(tmp_path, capsys):
 
 
 def test_epoch_batches_cover_each_epoch_once_when_epochs_differ_in_batch_count():
-    from webrl.rl.sft import EpochBatches
+    from webrl.models.training import EpochBatches
 
     lengths = [40 + (i * 53) % 300 for i in range(90)]
     counts = [len(length_batches(lengths, 500, seed)) for seed in range(6)]

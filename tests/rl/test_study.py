@@ -249,7 +249,7 @@ def test_a_shared_phase_1_counts_in_a_runs_minutes_at_its_cost_to_the_source(tmp
 
 def test_nothing_is_shared_into_a_folder_begun_with_other_settings(tmp_path):
     from webrl.cli.start_eval import claimed_otherwise
-    from webrl.rl.sft import claim_run_config
+    from webrl.models.training import claim_run_config
 
     run = tmp_path / "awr" / "seed-0"
     cfg = LoopConfig(init="sft/final", reward="oracle", method="awr")

@@ -177,9 +177,9 @@ def _orm_eval(test_data: Path, orm: Path, out: Path, loop_threshold: float = 0.5
     """The trained ORM on the held-out test-task trajectories: `webrl orm eval`'s report (a positive:
     P > 0.5, the paper's rule), with throughput and, when the phase loop rewards above another
     threshold (the cpu preset's 0.7), the same metrics there under `at_loop_threshold`."""
+    from webrl.files import load_jsonl
     from webrl.orm.metrics import format_report, report
     from webrl.orm.model import load_orm
-    from webrl.rl.demos import load_jsonl
 
     trajs = load_jsonl(test_data)
     t0 = time.perf_counter()
@@ -223,8 +223,8 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import EnvConfig, WebEnv
     from webrl.eval.llm import run_eval_llm
+    from webrl.files import load_jsonl, write_jsonl_atomic
     from webrl.orm.data import dedupe, from_episodes, scripted_trajectories, stats
-    from webrl.rl.demos import load_jsonl, save_jsonl
     from webrl.rl.loop import stratified
     from webrl.tasks.splits import load_split
 
@@ -246,7 +246,7 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     trajs = dedupe(trajs)
     info = {**stats(trajs), "seconds": round(time.perf_counter() - t0, 1)}
     write_json_atomic(out.with_suffix(".stats.json"), info)  # before the data, whose existence ends the stage
-    save_jsonl(trajs, out)
+    write_jsonl_atomic(out, trajs)
 
 
 def comparison(run: Path) -> str:

@@ -95,7 +95,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_bench_replay(args: argparse.Namespace) -> int:
     from webrl.env.web_env import EnvConfig
     from webrl.eval.replay import replay_records
-    from webrl.rl.demos import load_jsonl
+    from webrl.files import load_jsonl
 
     tasks = {t.task_id: t for name in args.tasks.split(",") if name for t in _load_tasks(name, None, None)}
     records = []

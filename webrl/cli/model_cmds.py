@@ -199,7 +199,7 @@ def cmd_bench_model(args: argparse.Namespace) -> int:
 
 def cmd_eval_demos(args: argparse.Namespace) -> int:
     from webrl.eval.demo_match import run_demo_match
-    from webrl.rl.demos import load_jsonl
+    from webrl.files import load_jsonl
 
     path = Path(args.demos)
     if not path.is_file():

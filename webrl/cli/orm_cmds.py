@@ -30,8 +30,8 @@ def _tasks(split: str, sites: str | None, limit: int | None):
 def cmd_orm_data(args: argparse.Namespace) -> int:
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import WebEnv
+    from webrl.files import write_jsonl_atomic
     from webrl.orm.data import balance, dedupe, scripted_trajectories, stats
-    from webrl.rl.demos import save_jsonl
     from webrl.rl.sft import SFT_PRESETS
 
     behaviours = [b.strip() for b in args.behaviours.split(",") if b.strip()]
@@ -60,7 +60,7 @@ def cmd_orm_data(args: argparse.Namespace) -> int:
     info = {"split": args.split, "tasks": len(tasks), "behaviours": behaviours, "raw": n_raw, "unique": n_unique,
             "balanced": args.balance, "seconds": round(time.perf_counter() - t0, 1), **stats(trajs)}  # fmt: skip
     write_json_atomic(out.with_suffix(".stats.json"), info)
-    save_jsonl(trajs, out)
+    write_jsonl_atomic(out, trajs)
     print(json.dumps({k: info[k] for k in ("tasks", "raw", "unique", "total", "positive", "seconds")}))
     print(f"wrote {out} and {out.with_suffix('.stats.json')}")
     return 0
@@ -87,9 +87,9 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
 def cmd_orm_train(args: argparse.Namespace) -> int:
     import torch
 
+    from webrl.files import load_jsonl
     from webrl.models.config import preset
     from webrl.orm.train import ORM_PRESETS, train_orm
-    from webrl.rl.demos import load_jsonl
     from webrl.tasks.splits import load_split
 
     test_ids = {str(t.task_id) for t in load_split("test")}

@@ -37,7 +37,7 @@ def claimed_otherwise(run: Path, cfg) -> bool:
     """`run` already holds a run begun with other settings (its `train_config.json` differs from
     `cfg`, so `train` will refuse it): nothing computed under `cfg` may be shared into it, or a
     later rerun with the folder's own settings would resume on stages made under `cfg`'s."""
-    from webrl.rl.sft import changed_settings
+    from webrl.models.training import changed_settings
 
     return bool(changed_settings(run / "train_config.json", cfg))
 

@@ -68,7 +68,7 @@ def adopt_run(src: Path, slots: dict) -> Path:
     demo`'s runs/demo/webrl as `webrl` seed 0 instead of ~50 minutes rerunning it. A filled slot
     is never overwritten. Raises ValueError (unfinished run, no slot with its settings, slot taken)."""
 
-    from webrl.rl.sft import changed_settings
+    from webrl.models.training import changed_settings
 
     if final_summary(src) is None:
         raise ValueError(f"--adopt {src}: not a finished `webrl train` run (no final eval with a done mark)")

@@ -28,8 +28,8 @@ from webrl.agent.local_policy import LocalPolicy, SamplingParams
 from webrl.agent.prompt import PromptConfig, load_prompt_config
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.models.device import bf16_autocast, default_device
-from webrl.rl.demos import collect_demonstrations, length_batches, make_examples
-from webrl.rl.sft import batch_tensors, sft_loss
+from webrl.models.training import batch_tensors, length_batches, sft_loss
+from webrl.rl.demos import collect_demonstrations, make_examples
 from webrl.sites.world import WorldApp
 from webrl.tasks.splits import load_split
 

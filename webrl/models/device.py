@@ -1,6 +1,6 @@
 """Where models run: the GPU when there is one, else the CPU (`WEBRL_DEVICE` overrides).
 
-Training through `fit` (rl/sft.py) gets its device from `accelerate`; everything else
+Training through `fit` (models/training.py) gets its device from `accelerate`; everything else
 that runs a model (batched generation, teacher-forced scoring, the critic's features,
 both ORMs, the encoder ORM's training loop) puts its model on `default_device()`
 and its input tensors on the model's device, so the same commands run on either.

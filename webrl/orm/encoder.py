@@ -67,22 +67,22 @@ import torch
 from tqdm import tqdm
 
 from webrl.agent.prompt import fold, short_action
-from webrl.files import copytree_atomic, prune_checkpoints
+from webrl.files import copytree_atomic, load_jsonl, prune_checkpoints
 from webrl.models.device import bf16_autocast, default_device, module_device
-from webrl.orm.chrome import chrome_lines, page_segment
-from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
-from webrl.orm.model import sorted_batches
-from webrl.rl.demos import length_batches, load_jsonl
-from webrl.rl.sft import (
+from webrl.models.training import (
     EpochBatches,
     TrainConfig,
     claim_run_config,
     clock_advance,
     latest_checkpoint,
+    length_batches,
     lr_at,
     planned_steps,
     write_plan,
 )
+from webrl.orm.chrome import chrome_lines, page_segment
+from webrl.orm.evidence import answer_context, evidence, missing_words, state_evidence  # noqa: F401  (re-exported)
+from webrl.orm.model import sorted_batches
 from webrl.tensorboard import ScalarLog
 
 POOLS = ("pair", "task")

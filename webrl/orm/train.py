@@ -1,4 +1,4 @@
-"""Training the ORM (`webrl orm train`): the SFT loop (`rl/sft.py:fit`) on
+"""Training the ORM (`webrl orm train`): the shared training loop (`models/training.py:fit`) on
 (ORM prompt, answer token) examples, loss = NLL of the label's answer token.
 
     webrl orm data --split train --out runs/orm/train.jsonl
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import torch
 
+from webrl.files import load_jsonl
 from webrl.models.build import build
 from webrl.models.config import ModelConfig
+from webrl.models.training import Example, TrainConfig, claim_run_config, fit
 from webrl.orm.model import ORM_PROMPT_FILE
 from webrl.orm.prompt import ORMPromptConfig, answer_token_ids, orm_prompt
-from webrl.rl.demos import Example, load_jsonl
-from webrl.rl.sft import TrainConfig, claim_run_config, fit
 
 
 @dataclass(frozen=True)

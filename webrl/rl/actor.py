@@ -1,5 +1,5 @@
 """The actor update: training examples carrying their advantage and π_ref log-prob,
-and the loss functions `fit` (rl/sft.py) calls on each batch.
+and the loss functions `fit` (models/training.py) calls on each batch.
 
   eq6       (default) L = mean((β·(log π_θ(a|s,I) − log π_ref(a|s,I)) − A)²)   (paper eq. 6)
   released  the authors' released-code variant (rl/losses.py:released_actor_loss)
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from webrl.models.scoring import IGNORE, selected_logprobs
-from webrl.rl.demos import Example
+from webrl.models.training import Example
 from webrl.rl.losses import actor_loss, released_actor_loss
 
 ACTOR_LOSSES = ("eq6", "released", "sft", "awr")

@@ -7,17 +7,12 @@ Only episodes the evaluator scores as successful are kept.
 
 from __future__ import annotations
 
-import json
-import random
-from dataclasses import dataclass
-from pathlib import Path
-
 from tqdm import tqdm
 
 from webrl.agent.policies import OracleAgent
 from webrl.agent.prompt import PromptConfig, annotate, build_prompt, completion_text
 from webrl.env.web_env import WebEnv
-from webrl.files import write_jsonl_atomic
+from webrl.models.training import Example
 from webrl.tasks.schema import Task
 
 
@@ -41,27 +36,6 @@ def collect_demonstrations(tasks: list[Task], env: WebEnv, prompt: PromptConfig,
     return demos
 
 
-def save_jsonl(records: list[dict], path: Path) -> None:
-    write_jsonl_atomic(path, records)
-
-
-def load_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-@dataclass(frozen=True)
-class Example:
-    """One training example: prompt + completion token ids; loss on the completion only."""
-
-    ids: tuple[int, ...]
-    prompt_len: int
-    task_id: int | str
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.ids)
-
-
 def demo_steps(demos: list[dict], tokenizer, prompt: PromptConfig):
     """(demo, step index, prompt text, response) for every step, each prompt built on the
     demonstration's own history: what SFT trains on."""
@@ -81,24 +55,3 @@ def make_examples(demos: list[dict], tokenizer, prompt: PromptConfig, max_tokens
         if len(p) + len(c) <= max_tokens:
             out.append(Example(tuple(p + c), len(p), d["task_id"]))
     return out
-
-
-def length_batches(lengths: list[int], max_batch_tokens: int, seed: int, pool: int = 64) -> list[list[int]]:
-    """Length-bucketed batches: shuffle, sort within pools of `pool` examples, cut each sorted run
-    into batches whose padded size (longest x count) fits `max_batch_tokens`, shuffle the batches."""
-    rng = random.Random(seed)
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    batches: list[list[int]] = []
-    for k in range(0, len(order), pool):
-        chunk = sorted(order[k : k + pool], key=lambda i: lengths[i])
-        cur: list[int] = []
-        for i in chunk:
-            if cur and lengths[i] * (len(cur) + 1) > max_batch_tokens:
-                batches.append(cur)
-                cur = []
-            cur.append(i)
-        if cur:
-            batches.append(cur)
-    rng.shuffle(batches)
-    return batches

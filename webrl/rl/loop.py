@@ -44,8 +44,8 @@ from pathlib import Path
 import torch
 
 from webrl.files import read_jsonl, write_jsonl_atomic
+from webrl.models.training import claim_run_config
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
-from webrl.rl.sft import claim_run_config
 from webrl.rl.stages import Stages
 from webrl.tasks.splits import load_eval_tasks
 from webrl.tensorboard import ScalarLog
@@ -508,8 +508,8 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
 
 def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Stages, progress) -> dict:
     """Stage `actor`: one epoch of the actor loss on the examples (resumable through fit's checkpoints)."""
+    from webrl.models.training import fit
     from webrl.rl.actor import make_loss_fn
-    from webrl.rl.sft import fit
 
     if "actor" in stages:
         return stages.done["actor"]

@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from webrl.rl.sft import TrainConfig
+from webrl.models.training import TrainConfig
 
 METRICS = {
     "rollout/success": "share of rollouts the training reward calls a success (ORM, or evaluators)",
