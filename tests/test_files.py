@@ -83,7 +83,7 @@ def test_claiming_a_run_folder_records_the_code_that_ran_it(tmp_path):
 def test_read_jsonl_reads_the_gzipped_copy_when_the_file_is_absent(tmp_path):
     import gzip
 
-    from webrl.eval.runner import read_episodes
+    from webrl.rollout.runner import read_episodes
 
     (tmp_path / "episodes.jsonl.gz").write_bytes(gzip.compress(b'{"task_id": 1}\n{"task_id": 2}\n'))
     assert read_jsonl(tmp_path / "episodes.jsonl") == [{"task_id": 1}, {"task_id": 2}]

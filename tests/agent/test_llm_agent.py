@@ -8,7 +8,7 @@ from webrl.agent.llm_agent import LLMAgent, run_batched
 from webrl.agent.local_policy import Generation, SamplingParams
 from webrl.agent.prompt import PromptConfig
 from webrl.env.web_env import EnvConfig, WebEnv
-from webrl.eval.runner import run_episode
+from webrl.rollout.runner import run_episode
 from webrl.sites.world import WorldApp
 from webrl.tasks.splits import load_split
 
@@ -100,8 +100,8 @@ def test_cli_eval_with_a_checkpoint(tiny, tmp_path, capsys):
 
 
 def test_eval_wall_time_adds_up_over_a_resume(tiny, tmp_path):
-    from webrl.eval.llm import run_eval_llm
-    from webrl.eval.wallclock import WALL_FILE
+    from webrl.rollout.llm import run_eval_llm
+    from webrl.rollout.wallclock import WALL_FILE
 
     _, tok = tiny
     tasks, out = _tasks()[:3], tmp_path / "eval"

@@ -9,8 +9,8 @@ from webrl.agent.policies import Agent
 from webrl.env.backend import BackendError
 from webrl.env.http_backend import HttpBackend, HttpSession
 from webrl.env.web_env import EnvConfig, WebEnv
-from webrl.eval.runner import run_eval
-from webrl.eval.summary import summarize
+from webrl.rollout.runner import run_eval
+from webrl.rollout.summary import summarize
 from webrl.tasks.schema import task_from_json
 
 

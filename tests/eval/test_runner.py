@@ -5,8 +5,8 @@ from support import notes_task
 
 from webrl.agent.policies import RandomAgent
 from webrl.env.web_env import EnvConfig, WebEnv
-from webrl.eval.runner import read_episodes, run_eval
-from webrl.eval.summary import format_table, summarize
+from webrl.rollout.runner import read_episodes, run_eval
+from webrl.rollout.summary import format_table, summarize
 from webrl.tasks.schema import task_from_json
 
 
@@ -47,8 +47,8 @@ def test_run_eval_writes_and_resumes(tmp_path, notes_world):
 
 
 def test_a_resumed_llm_eval_refuses_episodes_of_another_checkpoint(tmp_path):
-    from webrl.eval.llm import check_resume
     from webrl.models.build import checkpoint_fingerprint
+    from webrl.rollout.llm import check_resume
 
     ckpt = tmp_path / "sft" / "final"
     ckpt.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """Error taxonomy rules (one hand-made record per class) and step buckets."""
 
-from webrl.eval.taxonomy import by_step_bucket, classify, taxonomy
+from webrl.rollout.taxonomy import by_step_bucket, classify, taxonomy
 
 
 def rec(steps, terminated=False, success=False, site="shop", difficulty=2, **kw):

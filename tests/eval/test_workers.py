@@ -1,4 +1,4 @@
-"""Episodes over worker processes sharing one served model (eval/workers.py): a real tiny model
+"""Episodes over worker processes sharing one served model (rollout/workers.py): a real tiny model
 behind `webrl serve-model`'s server on loopback, real spawned processes, a real local Ray."""
 
 import importlib.util
@@ -14,8 +14,8 @@ pytest.importorskip("peft")
 from webrl.agent.local_policy import LocalPolicy, SamplingParams  # noqa: E402
 from webrl.agent.server import ModelServer, ServerLimits  # noqa: E402
 from webrl.env.web_env import EnvConfig  # noqa: E402
-from webrl.eval.llm import run_eval_llm  # noqa: E402
-from webrl.eval.workers import Endpoint, Workers, chunk_size  # noqa: E402
+from webrl.rollout.llm import run_eval_llm  # noqa: E402
+from webrl.rollout.workers import Endpoint, Workers, chunk_size  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 SAMPLING = SamplingParams(max_new_tokens=8)

@@ -407,7 +407,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
     viewed = json.loads(data.replace("<\\/", "</"))
     sources = {e["source"].split(" · ")[0] for e in viewed}
-    from webrl.eval.taxonomy import CLASSES
+    from webrl.rollout.taxonomy import CLASSES
 
     assert all((e["error_class"] is None) == bool(e["success"]) and e["error_class"] in (None, *CLASSES) for e in viewed)
     assert {"run", "with-shots", "webrl/seed-0", "no_replay/seed-0"} <= sources  # a study's first seeds

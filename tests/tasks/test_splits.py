@@ -4,8 +4,8 @@ import pytest
 
 from webrl.agent.policies import OracleAgent, RandomAgent
 from webrl.env.web_env import EnvConfig, WebEnv
-from webrl.eval.oracle import split_stats, with_measured_difficulty
-from webrl.eval.runner import run_eval
+from webrl.rollout.oracle import split_stats, with_measured_difficulty
+from webrl.rollout.runner import run_eval
 from webrl.tasks.registry import site_families
 from webrl.tasks.splits import TEST_COUNTS, build_split, instances, load_split
 

@@ -222,10 +222,10 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.agent.prompt import load_prompt_config
     from webrl.env.web_env import EnvConfig, WebEnv
-    from webrl.eval.llm import run_eval_llm
     from webrl.files import load_jsonl, write_jsonl_atomic
     from webrl.orm.data import dedupe, from_episodes, scripted_trajectories, stats
     from webrl.rl.loop import stratified
+    from webrl.rollout.llm import run_eval_llm
     from webrl.tasks.splits import load_split
 
     t0 = time.perf_counter()

@@ -55,8 +55,8 @@ def _make_env(args: argparse.Namespace):
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from webrl.agent.policies import OracleAgent, RandomAgent
-    from webrl.eval.runner import run_eval
-    from webrl.eval.summary import format_table
+    from webrl.rollout.runner import run_eval
+    from webrl.rollout.summary import format_table
 
     tasks = _load_tasks(args.split, args.sites, args.limit)
     if args.agent not in ("oracle", "random") and is_llm_agent(args.agent):
@@ -136,7 +136,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from webrl.tasks.splits import load_split, write_splits
 
     if args.tasks_cmd == "list":
-        from webrl.eval.oracle import split_stats
+        from webrl.rollout.oracle import split_stats
 
         counts: dict[str, dict[str, int]] = {}
         splits = {split: load_split(split) for split in ("test", "train")}
@@ -161,7 +161,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         return 0
     if args.tasks_cmd == "build":
         from webrl.env.web_env import WebEnv
-        from webrl.eval.oracle import with_measured_difficulty
+        from webrl.rollout.oracle import with_measured_difficulty
 
         world = WorldApp()
         env = WebEnv(world=world)

@@ -45,9 +45,9 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     """`webrl eval --agent PATH|URL`: batched LLM evaluation with the error taxonomy."""
     from webrl.agent.local_policy import SamplingParams
     from webrl.env.web_env import EnvConfig
-    from webrl.eval.llm import run_eval_llm
-    from webrl.eval.summary import format_table
-    from webrl.eval.taxonomy import format_taxonomy
+    from webrl.rollout.llm import run_eval_llm
+    from webrl.rollout.summary import format_table
+    from webrl.rollout.taxonomy import format_taxonomy
 
     if args.workers < 1:
         print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
@@ -103,7 +103,7 @@ def _workers(args: argparse.Namespace, policy):
     if args.workers <= 1:
         yield None
         return
-    from webrl.eval.workers import Endpoint, Workers
+    from webrl.rollout.workers import Endpoint, Workers
 
     executor, address = ("ray", None if args.ray == "local" else args.ray) if args.ray else ("process", None)
     if args.agent.startswith(("http://", "https://")):
@@ -112,7 +112,7 @@ def _workers(args: argparse.Namespace, policy):
     if address:
         raise SystemExit("error: --ray ADDRESS with a local checkpoint: its nodes cannot reach a loopback server; "
                          "serve it where they can (webrl serve-model PATH --host HOST) and pass --agent http://HOST:PORT/v1")
-    from webrl.eval.workers import served_workers
+    from webrl.rollout.workers import served_workers
 
     with served_workers(policy, args.workers, str(Path(args.agent).resolve()), executor) as workers:
         yield workers

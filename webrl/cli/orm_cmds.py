@@ -70,9 +70,9 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     from webrl.agent.local_policy import SamplingParams
     from webrl.cli.model_cmds import _policy
     from webrl.env.web_env import EnvConfig
-    from webrl.eval.llm import run_eval_llm
     from webrl.orm.data import from_episodes
     from webrl.rl.loop import stratified
+    from webrl.rollout.llm import run_eval_llm
 
     policy, prompt = _policy(args.policy, args)
     sample = stratified(tasks, args.policy_tasks, args.seed)

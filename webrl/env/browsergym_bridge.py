@@ -24,7 +24,7 @@ also turns off BrowserGym's 0.5 s pre-observation delay.
     use_debian_chromium()
     [env_id] = register_tasks([task], server.url)
     env = BrowserGymEnv(make_env(env_id))
-    record = run_episode(env, OracleAgent(), task)      # webrl.eval.runner
+    record = run_episode(env, OracleAgent(), task)      # webrl.rollout.runner
 """
 
 from __future__ import annotations

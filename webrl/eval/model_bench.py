@@ -181,7 +181,7 @@ def bench_model(args: argparse.Namespace) -> dict:
         sizes = [int(x) for x in args.batches.split(",")]
         result["agent"] = bench_agent(policy, prompt, load_split(args.split), sizes)
     if args.eval_split:
-        from webrl.eval.llm import run_eval_llm
+        from webrl.rollout.llm import run_eval_llm
 
         t0 = time.perf_counter()
         summary, _ = run_eval_llm(load_split(args.eval_split), policy, prompt, SamplingParams(), n_envs=16, progress=False)

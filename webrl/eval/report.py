@@ -29,10 +29,10 @@ import json
 from pathlib import Path
 
 from webrl.eval.study import changed, outcomes, results, study_layout, table_cells
-from webrl.eval.summary import summarize
-from webrl.eval.taxonomy import CLASSES as ERROR_CLASSES
-from webrl.eval.taxonomy import classify
 from webrl.files import read_jsonl
+from webrl.rollout.summary import summarize
+from webrl.rollout.taxonomy import CLASSES as ERROR_CLASSES
+from webrl.rollout.taxonomy import classify
 
 
 def _read(path: Path):
@@ -405,7 +405,7 @@ def kind_changes(runs: list[dict]) -> dict[str, dict[str, list[int]]]:
     """Config (a study's seeds merged) -> task kind (the family's `kind`; "other" for a family not
     in the registry) -> [won, lost]: the tasks each finished run's final actor solves and its start
     does not, and the reverse (summed over seeds)."""
-    from webrl.eval.runner import read_episodes
+    from webrl.rollout.runner import read_episodes
     from webrl.tasks.registry import families
 
     kinds = {name: fam.kind for name, fam in families().items()}

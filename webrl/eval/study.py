@@ -36,7 +36,7 @@ def sign_test(won: int, lost: int) -> float:
 
 def outcomes(eval_dir: Path) -> dict[int, bool]:
     """task_id -> success of an eval folder's episodes.jsonl ({} when there is none)."""
-    from webrl.eval.runner import read_episodes
+    from webrl.rollout.runner import read_episodes
 
     return {r["task_id"]: bool(r["success"]) for r in read_episodes(eval_dir / "episodes.jsonl")}
 

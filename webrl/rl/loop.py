@@ -173,7 +173,7 @@ def reuse_episodes(src: Path, dst: Path) -> int:
     the last phase's subset eval is part of the final whole-split eval, so its tasks are not run
     twice). Does nothing once `dst` is finished or has episodes of its own (plain, or gzipped as in
     a run copied from `webrl archive`); returns how many were copied."""
-    from webrl.eval.runner import read_episodes
+    from webrl.rollout.runner import read_episodes
 
     ours = (dst / "done", dst / "episodes.jsonl", dst / "episodes.jsonl.gz")
     if any(f.exists() for f in ours) or not (src / "done").exists():
@@ -333,10 +333,10 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     """Stage `rollout`: temperature-T episodes; resumable per episode."""
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.env.web_env import EnvConfig
-    from webrl.eval.llm import run_eval_llm
-    from webrl.eval.runner import read_episodes
-    from webrl.eval.workers import served_workers
     from webrl.models.lora import adapters_merged
+    from webrl.rollout.llm import run_eval_llm
+    from webrl.rollout.runner import read_episodes
+    from webrl.rollout.workers import served_workers
 
     out = pdir / "rollouts"
     if "rollout" in stages:
@@ -553,8 +553,8 @@ def evaluate(cfg: LoopConfig, actor: str, tasks: list, pdir: Path, prompt, progr
     """Greedy eval of a checkpoint (resumable); returns its summary."""
     from webrl.agent.local_policy import LocalPolicy, SamplingParams
     from webrl.env.web_env import EnvConfig
-    from webrl.eval.llm import run_eval_llm
-    from webrl.eval.workers import served_workers
+    from webrl.rollout.llm import run_eval_llm
+    from webrl.rollout.workers import served_workers
 
     out = pdir / folder
     if (out / "summary.json").exists() and (out / "done").exists():

@@ -104,7 +104,7 @@ class LoopConfig:
     workers: int = field(
         default=1,
         metadata={"help": "worker processes for rollouts and evals, each with `envs` episodes in flight, sharing the "
-                  "actor served on a loopback port (1 = all in this process; eval/workers.py)"},
+                  "actor served on a loopback port (1 = all in this process; rollout/workers.py)"},
     )
     executor: str = field(default="process", metadata={"help": "workers as local processes, or Ray tasks (ray)"})
     eval_split: str = field(default="test", metadata={"help": "split for the per-phase and final evals"})

@@ -70,7 +70,7 @@ def demo_sample(buffer: list[dict], n_steps: int, seed: int) -> list[dict]:
 class ReplayBuffer:
     """Successful trajectories of every phase, one JSON line each (append-only).
 
-    Each line is an episode record (see webrl.eval.runner) plus its `phase`.
+    Each line is an episode record (see webrl.rollout.runner) plus its `phase`.
     Appends are whole lines, so a crash loses at most the line being written,
     which `load` drops.
     """

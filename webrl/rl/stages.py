@@ -6,8 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from webrl.eval.wallclock import WallClock
 from webrl.files import write_json_atomic
+from webrl.rollout.wallclock import WallClock
 
 
 class Stages:

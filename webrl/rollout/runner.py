@@ -22,8 +22,8 @@ from tqdm import tqdm
 from webrl.agent.policies import Agent
 from webrl.env.backend import BackendError
 from webrl.env.web_env import WebEnv
-from webrl.eval.summary import format_table, summarize
 from webrl.files import read_text_or_gz, write_json_atomic, write_jsonl_atomic
+from webrl.rollout.summary import format_table, summarize
 from webrl.tasks.schema import Task
 
 

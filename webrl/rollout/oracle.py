@@ -6,7 +6,7 @@ import dataclasses
 
 from webrl.agent.policies import OracleAgent
 from webrl.env.web_env import WebEnv
-from webrl.eval.runner import run_episode
+from webrl.rollout.runner import run_episode
 from webrl.tasks.schema import Task
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from webrl.eval.oracle import STEP_BUCKETS, step_bucket
+from webrl.rollout.oracle import STEP_BUCKETS, step_bucket
 
 CLASSES = ("fail_to_attempt", "fail_to_recover", "stuck_midway", "wrong_page", "other")
 

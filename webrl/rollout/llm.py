@@ -13,12 +13,12 @@ from webrl.agent.llm_agent import TextPolicy, run_batched
 from webrl.agent.local_policy import SamplingParams
 from webrl.agent.prompt import PromptConfig
 from webrl.env.web_env import EnvConfig, WebEnv
-from webrl.eval.runner import read_episodes
-from webrl.eval.summary import summarize
-from webrl.eval.taxonomy import by_step_bucket, taxonomy
-from webrl.eval.wallclock import WallClock
-from webrl.eval.workers import Chunk, Workers, run_distributed
 from webrl.files import write_json_atomic, write_jsonl_atomic
+from webrl.rollout.runner import read_episodes
+from webrl.rollout.summary import summarize
+from webrl.rollout.taxonomy import by_step_bucket, taxonomy
+from webrl.rollout.wallclock import WallClock
+from webrl.rollout.workers import Chunk, Workers, run_distributed
 from webrl.sites.world import WorldApp
 from webrl.tasks.schema import Task
 
@@ -80,7 +80,7 @@ def run_eval_llm(
     """Run every task once with `n_envs` episodes in flight; resumable through `out_dir`
     (episodes are appended as they finish; `on_record(rec)` is called after each is written).
     With `workers` (n > 1) the episodes run in worker processes against `workers.endpoint`
-    (eval/workers.py), `n_envs` in flight in each; `policy` then only names the agent. `backend`
+    (rollout/workers.py), `n_envs` in flight in each; `policy` then only names the agent. `backend`
     (e.g. a `ChromiumBackend`, one browser context per env; `env_config.base_url` must be its
     `base_url`) replaces the in-process `http` backend; it is closed at the end."""
     if backend is not None and workers is not None and workers.n > 1:
