@@ -298,6 +298,11 @@ def test_every_study_config_is_a_valid_loop_config():
         assert all(getattr(cfg, k) == v for k, v in override.items()), name
     assert LoopConfig(**{**base, **CONFIGS["replay_x4"]}).replay_sample == 4.0 and base["replay_sample"] == 1.0
     assert LoopConfig(**{**base, **CONFIGS["released"]}).loss == "released"
+    from webrl.cli.study_cmds import DEFAULT, config_names
+
+    assert config_names("all") == [n for n in CONFIGS if n != "no_kl"] and "beta_10" in config_names("all")
+    assert config_names(DEFAULT)[:5] == ["webrl", "continued_sft", "filtered_bc", "awr", "digirl"]
+    assert config_names(" webrl, awr ,") == ["webrl", "awr"]
 
 
 def test_an_archived_start_eval_is_shared_and_read(tmp_path, monkeypatch):

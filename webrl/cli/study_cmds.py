@@ -91,10 +91,17 @@ def adopt_run(src: Path, slots: dict) -> Path:
     raise ValueError(f"--adopt {src}: its train_config.json matches no (config, seed) of this study{hint}")
 
 
+def config_names(text: str) -> list[str]:
+    """`--configs`: a comma list of CONFIGS names, or `all` (every config but no_kl, which is
+    filtered_bc's run under another name)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    return [n for n in CONFIGS if n != "no_kl"] if names == ["all"] else names
+
+
 def cmd_study(args: argparse.Namespace) -> int:
     from webrl.rl.loop import LOOP_PRESETS, LoopConfig, train
 
-    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    names = config_names(args.configs)
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         print(f"error: unknown config(s) {unknown}; choose from {', '.join(CONFIGS)}", file=sys.stderr)
@@ -201,8 +208,9 @@ def add_commands(sub) -> None:
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
     s.add_argument("--seeds", type=int, default=3, help="seeds per config")
     s.add_argument("--configs", default=DEFAULT,
-                   help=f"comma list from: {', '.join(CONFIGS)} (default: {DEFAULT}; no_kl is the same run as "
-                        "filtered_bc)")  # fmt: skip
+                   help=f"comma list from: {', '.join(CONFIGS)}, or all (default: {DEFAULT}: the methods and "
+                        "the main ablations; all adds the beta sweep, the perplexity windows, critic_replay, "
+                        "replay_x4 and released; no_kl is the same run as filtered_bc)")  # fmt: skip
     s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3; cpu-tiny 2)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")
