@@ -1,5 +1,7 @@
 """Critic scorer and value head, actor loss functions, and the curriculum generators/filters."""
 
+import random
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -15,6 +17,7 @@ from webrl.rl.curriculum import (  # noqa: E402
     offline_generate,
     out_of_reach,
     parse_instructions,
+    rephrase,
     site_phrase,
     site_text,
 )
@@ -124,6 +127,30 @@ def test_offline_generator_grows_in_breadth_and_never_emits_test_tasks():
         assert str(task.task_id).startswith("p2-")
     again = offline_generate(seeds, db, 40, seed=3, exclude=test_intents | {t.intent for t in seeds}, prefix="p2-")
     assert [t.intent for t, _ in again] == intents  # deterministic
+
+
+def test_offline_generator_rephrases_when_asked():
+    """`rephrase_share`: the same tasks (evaluator, slots) in other words; off by default, and then
+    the generator's draws are those of the runs made before it."""
+    train = load_split("train")
+    seeds = [t for t in train if t.site == "shop"][:5] + [t for t in train if t.site == "forum"][:3]
+    test_intents = {t.intent for t in load_split("test")}
+    db = SeedDB(WorldApp().store.snapshot)
+    plain = offline_generate(seeds, db, 24, seed=3, exclude=set(test_intents), prefix="p2-")
+    words = offline_generate(seeds, db, 24, seed=3, exclude=set(test_intents), prefix="p2-", rephrase_share=1.0)
+    again = offline_generate(seeds, db, 24, seed=3, exclude=set(test_intents), prefix="p2-", rephrase_share=1.0)
+    assert [t.intent for t, _ in words] == [t.intent for t, _ in again]  # deterministic
+    said = [(t, how) for t, how in words if how["how"].endswith(", rephrased")]
+    assert len(said) >= 8 and not {t.intent for t, _ in words} & test_intents
+    for t, _ in said:
+        original = t.extra["original_intent"]
+        assert t.intent != original and t.intent.split()[-1].rstrip(".?") == original.split()[-1].rstrip(".?")
+        assert t.eval["eval_types"] and t.eval["eval_types"] != ["orm"]  # its family's evaluator, kept
+    assert rephrase("What is the price of Blue Mug?", random.Random(0)) in ("Tell me the price of Blue Mug.",
+                                                                           "Find out the price of Blue Mug.")  # fmt: skip
+    assert rephrase("Open the cart page", random.Random(0)) in ("Go to the cart page", "Navigate to the cart page")
+    assert rephrase("Rate the mug", random.Random(0)) is None
+    assert plain == offline_generate(seeds, db, 24, seed=3, exclude=set(test_intents), prefix="p2-", rephrase_share=0.0)
 
 
 def test_llm_reply_parsing_and_feasibility_rule():

@@ -5,7 +5,11 @@ Offline generator (the embedded default), per failed seed task, round-robin:
   - same family, new entities: the seed's family instantiated with a fresh seed
     (slot values from the training half only, so no test-split task can appear);
   - sibling family: another family of the same site(s) and kind (info / nav /
-    state / multi / infeasible) with fresh entities.
+    state / multi / infeasible) with fresh entities;
+  - re-phrased (with `rephrase_share` > 0, off by default so that runs stay comparable
+    with the studies made before it): either of the above in other words (`REPHRASINGS`:
+    "What is the X?" -> "Tell me the X.", "Open the X" -> "Go to the X", ...), the same
+    task and evaluator.
 Generated tasks carry their family's evaluator (used only with `--reward oracle`
 and for diagnostics); rewards come from the ORM by default. Tasks whose intent is
 in the test split, or already generated, are never emitted.
@@ -29,6 +33,7 @@ import random
 import re
 import sqlite3
 from collections import defaultdict
+from dataclasses import replace
 
 from webrl.tasks.family import InfeasibleSlots, SeedDB
 from webrl.tasks.registry import families
@@ -44,8 +49,34 @@ Tasks:
 """
 
 
+# Meaning-preserving rewrites of an instruction's opening (first match; each has variants)
+REPHRASINGS: tuple[tuple[re.Pattern, tuple[str, ...]], ...] = tuple((re.compile(p), r) for p, r in (
+    (r"^What is the (.+)\?$", ("Tell me the {0}.", "Find out the {0}.")),
+    (r"^What was the (.+)\?$", ("Find out the {0}.", "Look up the {0}.")),
+    (r"^What are the (.+)\?$", ("List the {0}.", "Tell me the {0}.")),
+    (r"^Who (wrote|is assigned to|created) (.+)\?$", ("Tell me who {0} {1}.", "Find out who {0} {1}.")),
+    (r"^Show me (.+)$", ("Take me to {0}", "Bring up {0}")),
+    (r"^Open (.+)$", ("Go to {0}", "Navigate to {0}")),
+    (r"^Find (.+)$", ("Look up {0}", "Search for {0}")),
+    (r"^Change (.+)$", ("Update {0}", "Modify {0}")),
+    (r"^Update (.+)$", ("Change {0}", "Modify {0}")),
+    (r"^Buy (.+)$", ("Purchase {0}", "Order {0}")),
+    (r"^Create (.+)$", ("Make {0}", "Add {0}")),
+))  # fmt: skip
+
+
+def rephrase(intent: str, rng: random.Random) -> str | None:
+    """`intent` in other words (a `REPHRASINGS` rewrite of its opening, variant drawn from `rng`),
+    or None when no rewrite applies."""
+    for pattern, variants in REPHRASINGS:
+        if m := pattern.match(intent):
+            return rng.choice(variants).format(*m.groups())
+    return None
+
+
 def offline_generate(
-    seeds: list[Task], db: SeedDB, n: int, seed: int, exclude: set[str], sibling_share: float = 0.5, prefix: str = "c"
+    seeds: list[Task], db: SeedDB, n: int, seed: int, exclude: set[str], sibling_share: float = 0.5, prefix: str = "c",
+    rephrase_share: float = 0.0,
 ) -> list[tuple[Task, dict]]:
     """Up to `n` new tasks with provenance {"seed_task", "how"} (see module docstring)."""
     fams = families()
@@ -69,6 +100,8 @@ def offline_generate(
         except InfeasibleSlots:
             misses += 1
             continue
+        if rephrase_share > 0 and rng.random() < rephrase_share and (words := rephrase(task.intent, rng)):
+            task, how = replace(task, intent=words, extra={**task.extra, "original_intent": task.intent}), how + ", rephrased"
         if task.intent in seen:
             misses += 1
             continue

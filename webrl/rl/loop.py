@@ -259,7 +259,8 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     n_cand = max(cfg.tasks_per_phase, int(cfg.candidates * cfg.tasks_per_phase))
     prefix = f"p{phase}-"
     if cfg.generator == "offline":
-        cands = offline_generate(seeds, db, n_cand, cfg.seed + phase, used, prefix=prefix)
+        cands = offline_generate(seeds, db, n_cand, cfg.seed + phase, used, prefix=prefix,
+                                 rephrase_share=cfg.rephrase_share)  # fmt: skip
         ok = cands
     else:
         from webrl.agent.openai_policy import OpenAIPolicy

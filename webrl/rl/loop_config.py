@@ -83,6 +83,8 @@ class LoopConfig:
     curriculum: bool = field(default=True, metadata={"help": "generate tasks from failures (off: train split only)"})
     generator: str = field(default="offline", metadata={"help": "offline | an OpenAI-compatible URL (LLM generator)"})
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
+    rephrase_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks re-phrased "
+                                                                 "(rl/curriculum.py REPHRASINGS; 0 = off)"})  # fmt: skip
     critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
     critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
     fill: str = field(
@@ -125,6 +127,8 @@ class LoopConfig:
                              f"{self.replay_ratio}")  # fmt: skip
         if self.fill not in FILLS:
             raise ValueError(f"LoopConfig.fill must be one of {', '.join(FILLS)}, got {self.fill!r}")
+        if not 0.0 <= self.rephrase_share <= 1.0:
+            raise ValueError(f"LoopConfig.rephrase_share must be in [0, 1], got {self.rephrase_share}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
         if not 0.0 < self.gamma <= 1.0:
