@@ -46,6 +46,25 @@ def test_run_eval_writes_and_resumes(tmp_path, notes_world):
     assert json.loads((out / "config.json").read_text())["env"]["max_steps"] == 5
 
 
+def test_an_eval_folder_refuses_another_agents_episodes(tmp_path, capsys):
+    """`webrl eval --out DIR` again with another agent (or seed): an error naming the setting, not the
+    old agent's episodes reported as the new one's; the same agent resumes (and may add tasks)."""
+    from webrl.cli.main import main
+
+    out = tmp_path / "ev"
+    base = ["eval", "--split", "test", "--sites", "forum", "--limit", "2", "--out", str(out), "--no-progress"]
+    assert main([*base, "--agent", "oracle"]) == 0
+    before = (out / "episodes.jsonl").read_text()
+    assert main([*base, "--agent", "random"]) == 2
+    assert "another agent" in capsys.readouterr().err
+    assert (out / "episodes.jsonl").read_text() == before and json.loads((out / "config.json").read_text())["agent"] == "oracle"
+    assert main([*base, "--agent", "oracle", "--limit", "3"]) == 0  # one more task (the last --limit wins)
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 3
+    assert main([*base, "--agent", "random", "--out", str(tmp_path / "r"), "--seed", "1"]) == 0
+    assert main([*base, "--agent", "random", "--out", str(tmp_path / "r"), "--seed", "2"]) == 2
+    assert "another seed" in capsys.readouterr().err
+
+
 def test_a_resumed_llm_eval_refuses_episodes_of_another_checkpoint(tmp_path):
     from webrl.models.build import checkpoint_fingerprint
     from webrl.rollout.llm import check_resume

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -291,11 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one `webrl` command. An error about the input (a bad value, file or folder: ValueError,
+    OSError, KeyError, TaskError) is printed as one line and exits 2; WEBRL_DEBUG=1 shows its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (TaskError, FileNotFoundError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (TaskError, ValueError, OSError, KeyError) as e:
+        if os.environ.get("WEBRL_DEBUG"):
+            raise
+        print(f"error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
         return 2
 
 

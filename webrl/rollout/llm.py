@@ -14,7 +14,7 @@ from webrl.agent.local_policy import SamplingParams
 from webrl.agent.prompt import PromptConfig
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.files import write_json_atomic, write_jsonl_atomic
-from webrl.rollout.runner import read_episodes
+from webrl.rollout.runner import check_resume, read_episodes
 from webrl.rollout.summary import summarize
 from webrl.rollout.taxonomy import by_step_bucket, taxonomy
 from webrl.rollout.wallclock import WallClock
@@ -25,41 +25,6 @@ from webrl.tasks.schema import Task
 
 def llm_summary(records: list[dict]) -> dict:
     return {**summarize(records), "errors": taxonomy(records), "per_step_bucket": by_step_bucket(records)}
-
-
-RESUME_KEYS = ("policy", "fingerprint", "prompt", "sampling", "env")  # what an episode's outcome depends on
-
-
-def _defaults() -> dict[str, dict]:
-    """Each settings group's defaults, as a config.json holds them."""
-    return {"prompt": PromptConfig().__dict__, "sampling": json.loads(json.dumps(SamplingParams().__dict__, default=list)),
-            "env": EnvConfig().__dict__}  # fmt: skip
-
-
-def _same(key: str, old, new) -> bool:
-    """Settings equal, a setting that a later version of the code added counting as equal when it
-    is at its default (the old run had that behaviour): so an upgrade does not orphan resumable evals."""
-    if old == new:
-        return True
-    if key == "fingerprint" and None in (old, new):  # unknown on one side: no verdict
-        return True
-    if not (isinstance(old, dict) and isinstance(new, dict)) or set(old) - set(new):
-        return False
-    defaults = _defaults().get(key, {})
-    return all(old[k] == new[k] if k in old else k in defaults and new[k] == defaults[k] for k in new)
-
-
-def check_resume(saved: Path, config: dict) -> None:
-    """Refuse to resume an eval whose finished episodes came from another agent or settings (e.g. the
-    checkpoint at the same path was retrained): a ValueError naming the fields that differ."""
-    if not saved.exists():
-        return
-    old = json.loads(saved.read_text())
-    diff = [k for k in RESUME_KEYS if k in old and not _same(k, old[k], config.get(k))]
-    if diff:
-        raise ValueError(f"{saved.parent}: its episodes were run with another {', '.join(diff)} (e.g. a "
-                         "retrained checkpoint at the same path); delete that folder to evaluate again, or "
-                         "evaluate into another --out")  # fmt: skip
 
 
 def run_eval_llm(

@@ -21,10 +21,50 @@ from tqdm import tqdm
 
 from webrl.agent.policies import Agent
 from webrl.env.backend import BackendError
-from webrl.env.web_env import WebEnv
+from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.files import read_text_or_gz, write_json_atomic, write_jsonl_atomic
 from webrl.rollout.summary import format_table, summarize
 from webrl.tasks.schema import Task
+
+RESUME_KEYS = ("policy", "fingerprint", "prompt", "sampling", "env")  # what an episode's outcome depends on
+
+
+def _defaults() -> dict[str, dict]:
+    """Each settings group's defaults, as a config.json holds them."""
+    from webrl.agent.local_policy import SamplingParams  # (torch: only when an LLM eval resumes)
+    from webrl.agent.prompt import PromptConfig
+
+    return {"prompt": PromptConfig().__dict__, "sampling": json.loads(json.dumps(SamplingParams().__dict__, default=list)),
+            "env": EnvConfig().__dict__}  # fmt: skip
+
+
+def _same(key: str, old, new) -> bool:
+    """Settings equal, a setting that a later version of the code added counting as equal when it
+    is at its default (the old run had that behaviour): so an upgrade does not orphan resumable evals."""
+    if old == new:
+        return True
+    if key == "fingerprint" and None in (old, new):  # unknown on one side: no verdict
+        return True
+    if not (isinstance(old, dict) and isinstance(new, dict)) or set(old) - set(new):
+        return False
+    defaults = _defaults().get(key, {})
+    return all(old[k] == new[k] if k in old else k in defaults and new[k] == defaults[k] for k in new)
+
+
+def check_resume(saved: Path, config: dict, keys: tuple[str, ...] = RESUME_KEYS) -> None:
+    """Refuse to resume an eval whose finished episodes came from another agent or settings (e.g. the
+    checkpoint at the same path was retrained): a ValueError naming the fields (of `keys`) that differ."""
+    if not saved.exists():
+        return
+    old = json.loads(saved.read_text())
+    diff = [k for k in keys if k in old and not _same(k, old[k], config.get(k))]
+    if diff:
+        raise ValueError(f"{saved.parent}: its episodes were run with another {', '.join(diff)} (e.g. a "
+                         "retrained checkpoint at the same path); delete that folder to evaluate again, or "
+                         "evaluate into another --out")  # fmt: skip
+
+
+SCRIPTED_RESUME_KEYS = ("agent", "seed", "backend", "env")  # a scripted agent's episodes depend on these
 
 
 def run_episode(env: WebEnv, agent: Agent, task: Task, keep_obs: bool = True) -> dict:
@@ -106,8 +146,10 @@ def run_eval(
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "episodes.jsonl"
         done = read_episodes(path)
-        write_jsonl_atomic(path, done)  # drop a torn line
         config = {"env": env.config.__dict__, "tasks": len(tasks), **(extra_config or {})}
+        if done:  # another agent's (or seed's, backend's, env rules') episodes are not this run's
+            check_resume(out_dir / "config.json", json.loads(json.dumps(config)), SCRIPTED_RESUME_KEYS)
+        write_jsonl_atomic(path, done)  # drop a torn line
         write_json_atomic(out_dir / "config.json", config)
     finished = {str(r["task_id"]) for r in done}
     todo = [t for t in tasks if str(t.task_id) not in finished]
