@@ -89,7 +89,7 @@ def test_archive_leaves_excluded_folders_out_and_their_earlier_copies_alone(tmp_
     src, dst = tmp_path / "study", tmp_path / "arch"
     _tree(src, {"webrl/seed-0/final/eval/summary.json": b'{"success_rate": 0.2}', "webrl/seed-0/metrics.jsonl": b'{"phase": 3}\n',
                 "awr/seed-1/metrics.jsonl": b'{"phase": 1}\n', "awr/seed-1/phase-001/stages.json": b"{}"})  # fmt: skip
-    _tree(dst, {"awr/seed-1/metrics.jsonl": b'{"phase": 3}\n'})  # an earlier archive's copy
+    _tree(dst, {"awr/seed-1/metrics.jsonl": b'{"phase": 3}\n', "ARCHIVE.json": b"{}"})  # an earlier archive's copy
     m = arch.archive(src, dst, exclude=["awr/seed-1"])
     got = sorted(str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file())
     assert got == ["ARCHIVE.json", "awr/seed-1/metrics.jsonl", "webrl/seed-0/final/eval/summary.json", "webrl/seed-0/metrics.jsonl"]
@@ -105,3 +105,11 @@ def test_archive_refuses_a_missing_source_or_a_target_inside_it(tmp_path):
     (tmp_path / "run").mkdir()
     with pytest.raises(ValueError, match="outside"):
         arch.archive(tmp_path / "run", tmp_path / "run" / "archive")
+    _tree(tmp_path, {"other/summary.json": b"{}", "afile": b"x"})  # a folder that is not an archive, a file
+    for dst in ("other", "afile"):
+        with pytest.raises(ValueError, match="neither a new or empty folder nor an archive"):
+            arch.archive(tmp_path / "run", tmp_path / dst)
+    assert (tmp_path / "other" / "summary.json").read_bytes() == b"{}"
+    (tmp_path / "empty").mkdir()
+    arch.archive(tmp_path / "run", tmp_path / "empty")  # an empty folder, then the archive it became
+    arch.archive(tmp_path / "run", tmp_path / "empty")

@@ -90,6 +90,9 @@ def archive(src: str | Path, dst: str | Path, max_bytes: int = 4 * 2**20, exclud
         raise FileNotFoundError(f"archive: {src} is not a folder (give a run, study or demo folder)")
     if dst.resolve() == src.resolve() or src.resolve() in dst.resolve().parents:
         raise ValueError(f"archive: --out {dst} must lie outside {src}")
+    if dst.exists() and (not dst.is_dir() or (any(dst.iterdir()) and not (dst / MANIFEST).exists())):
+        raise ValueError(f"archive: --out {dst} is neither a new or empty folder nor an archive to refresh (no "
+                         f"{MANIFEST}): archiving there would overwrite its files; pick another --out")  # fmt: skip
     files, left_out, total = [], [], 0
     for rel in kept_files(src, exclude):
         name = rel
