@@ -50,8 +50,20 @@ def read_text_or_gz(path: Path) -> str | None:
 
 def load_jsonl(path: Path) -> list[dict]:
     """The rows of a JSONL data file (demonstrations, ORM data): strict, unlike `read_jsonl`: a
-    missing file or a line that does not parse raises."""
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    missing file raises, and so does a line that is not a JSON object (ValueError naming the file
+    and the line)."""
+    rows = []
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: line {i} is not JSON ({e.msg}); one JSON object a line expected") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}: line {i} is a JSON {type(row).__name__}, not an object")
+        rows.append(row)
+    return rows
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -34,10 +34,14 @@ class OpenAIPolicy:
         timeout: float = 1800.0,
         max_prompts_per_request: int = 64,
     ):
-        from openai import OpenAI
+        from openai import APIConnectionError, APITimeoutError, OpenAI
 
         self.client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
-        served = self.client.models.list().data
+        try:
+            served = self.client.models.list().data
+        except (APIConnectionError, APITimeoutError) as e:  # an OSError: the CLI prints it as one line
+            raise ConnectionError(f"cannot reach {base_url} ({e}); start the server (e.g. `webrl serve-model "
+                                  "runs/sft/final --port 8000`) or check the URL") from e  # fmt: skip
         if model is None:
             if not served:
                 raise ValueError(f"{base_url} serves no models")

@@ -20,9 +20,15 @@ def _load_tasks(split: str, sites: str | None, limit: int | None):
     from webrl.tasks.schema import load_tasks
     from webrl.tasks.splits import load_split
 
+    if limit is not None and limit < 0:
+        raise ValueError(f"--limit must be >= 0 (0 = every task), got {limit}")
     tasks = load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
     if sites:
-        wanted = set(sites.split(","))
+        wanted = {s.strip() for s in sites.split(",") if s.strip()}
+        known = {t.site for t in tasks}
+        if unknown := sorted(wanted - known):
+            raise ValueError(f"--sites {','.join(unknown)}: no task of {split} is on that site; its sites: "
+                             f"{', '.join(sorted(known))}")  # fmt: skip
         tasks = [t for t in tasks if t.site in wanted]
     return tasks[:limit] if limit else tasks
 

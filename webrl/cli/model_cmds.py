@@ -26,14 +26,17 @@ def _policy(agent: str, args: argparse.Namespace):
 
         tok = None
         if args.tokenizer:
-            from webrl.models.build import load_tokenizer
+            from webrl.models.build import check_model_path, load_tokenizer
 
+            check_model_path(args.tokenizer, "--tokenizer")
             tok = load_tokenizer(args.tokenizer)
         policy = OpenAIPolicy(agent, model=args.model, tokenizer=tok)
         prompt_dir = args.tokenizer or policy.model
         return policy, load_prompt_config(prompt_dir)
     from webrl.agent.local_policy import LocalPolicy
+    from webrl.models.build import check_model_path
 
+    check_model_path(agent, "--agent")
     if args.threads:
         import torch
 
@@ -147,6 +150,8 @@ def cmd_sft(args: argparse.Namespace) -> int:
     from webrl.models.config import preset
     from webrl.rl.sft import SFT_PRESETS, train_sft
 
+    if args.preset not in SFT_PRESETS:
+        raise ValueError(f"--preset {args.preset!r}: choose one of {', '.join(SFT_PRESETS)}")
     over = {k: v for k, v in {"base": args.base, "threads": args.threads}.items() if v}
     model_cfg = preset(args.preset, **over)
     if args.top_layers is not None:
@@ -163,16 +168,35 @@ def cmd_sft(args: argparse.Namespace) -> int:
     cfg = replace(SFT_PRESETS[args.preset], **{k: v for k, v in fields.items() if v is not None})
     prompt = {"max_prompt_tokens": args.max_prompt_tokens, "max_rounds": args.max_rounds, "recap": args.recap}
     cfg = replace(cfg, prompt=replace(cfg.prompt, **{k: v for k, v in prompt.items() if v is not None}))
+    check_sft_tasks(cfg)  # before the run folder is claimed
     line = train_sft(cfg, model_cfg, args.out, progress=not args.no_progress)
     print(json.dumps(line))
     print(f"final checkpoint: {Path(args.out) / 'final'}")
     return 0
 
 
+def check_sft_tasks(cfg) -> None:
+    """ValueError unless `--split` loads, `--sites` names sites of it, and some task is left to train on."""
+    from webrl.rl.sft import select_tasks
+    from webrl.tasks.splits import load_eval_tasks
+
+    pool = load_eval_tasks(cfg.split)
+    known = {t.site for t in pool}
+    if cfg.sites and (unknown := sorted(set(cfg.sites.split(",")) - known)):
+        raise ValueError(f"--sites {','.join(unknown)}: no task of {cfg.split} is on that site; its sites: "
+                         f"{', '.join(sorted(known))}")  # fmt: skip
+    if cfg.limit is not None and cfg.limit < 0:
+        raise ValueError(f"--limit must be >= 0, got {cfg.limit}")
+    if not select_tasks(pool, cfg):
+        raise ValueError(f"--split {cfg.split}: no task to train on (after --sites / --per-family / --limit)")
+
+
 def cmd_serve_model(args: argparse.Namespace) -> int:
     from webrl.agent.local_policy import LocalPolicy
     from webrl.agent.server import ModelServer, ServerLimits
+    from webrl.models.build import check_model_path
 
+    check_model_path(args.path, "serve-model PATH")
     if args.threads:
         import torch
 

@@ -43,6 +43,10 @@ def cmd_orm_data(args: argparse.Namespace) -> int:
         print("error: behaviour 'policy' needs --policy CHECKPOINT|URL (e.g. runs/sft/final)", file=sys.stderr)
         return 2
     tasks = _tasks(args.split, args.sites, args.limit)
+    if args.policy and not args.policy.startswith(("http://", "https://")):
+        from webrl.models.build import check_model_path
+
+        check_model_path(args.policy, "--policy")
     prompt = load_prompt_config(args.policy) if args.policy else SFT_PRESETS["cpu"].prompt
     t0 = time.perf_counter()
     env = WebEnv()
@@ -152,13 +156,21 @@ def cmd_orm_eval(args: argparse.Namespace) -> int:
     if not 0.0 <= args.threshold < 1.0:
         print(f"error: --threshold must be in [0, 1), got {args.threshold}", file=sys.stderr)
         return 2
+    if args.orm:
+        from webrl.models.build import check_model_path
+
+        check_model_path(args.orm, "--orm")
     trajs = []
     for f in args.data.split(","):
         text = read_text_or_gz(Path(f.removesuffix(".gz")))  # an archive's `episodes.jsonl.gz` too
         if text is None:
             print(f"error: --data: no file {f} (nor {f.removesuffix('.gz')}.gz)", file=sys.stderr)
             return 2
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        try:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as e:
+            print(f"error: --data {f}: not JSONL ({e.msg}, line {e.lineno})", file=sys.stderr)
+            return 2
         if rows and "steps" in rows[0] and "responses" not in rows[0]:  # episodes of `eval`/`train` rollouts
             from webrl.orm.data import from_episodes
 

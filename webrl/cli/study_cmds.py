@@ -126,9 +126,11 @@ def cmd_study(args: argparse.Namespace) -> int:
             **{k: v for k, v in {"phases": args.phases, "tasks_per_phase": args.tasks_per_phase,
                                  "eval_subset": args.eval_subset, "eval_split": args.eval_split}.items()
                if v is not None}}  # fmt: skip
+    from webrl.cli.train_cmds import check_inputs
+
     for name in names:  # the flags' errors now, not at some config's first run hours in
         try:
-            LoopConfig(**{**base, **CONFIGS[name]})
+            check_inputs(LoopConfig(**{**base, **CONFIGS[name]}))
         except ValueError as e:
             print(f"error: config {name}: {e}", file=sys.stderr)
             return 2

@@ -53,6 +53,18 @@ def given_fields(args: argparse.Namespace) -> dict:
     return fields
 
 
+def check_inputs(cfg) -> None:
+    """The files a new run reads, checked before it claims its folder (a run that failed on a typo
+    would leave a train_config.json behind that refuses the corrected command): ValueError."""
+    from webrl.models.build import check_model_path
+
+    check_model_path(cfg.init, "--init")
+    if cfg.orm:
+        check_model_path(cfg.orm, "--orm")
+    if cfg.demos and not Path(cfg.demos).is_file():
+        raise ValueError(f"--demos {cfg.demos}: no such file (the SFT run's demos.jsonl, e.g. runs/sft/demos.jsonl)")
+
+
 def resume_conflicts(args: argparse.Namespace, cfg) -> list[str]:
     """The settings given on a `--resume` command line that differ from the run's saved ones
     (`--resume` continues with the saved settings: a flag that would change them is an error)."""
@@ -86,6 +98,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         try:
             cfg = loop_config(args)
+            check_inputs(cfg)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

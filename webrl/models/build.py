@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import re
 from pathlib import Path
 
 import torch
@@ -106,6 +107,24 @@ def build_tokenizer(cfg: ModelConfig, path: str | Path | None = None):
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok
+
+
+MODEL_FILES = ("config.json", CONFIG_FILE, "adapter_config.json", "encoder_orm.json")  # what marks a model folder
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # org/name
+
+
+def check_model_path(path: str | Path, flag: str) -> None:
+    """A clear ValueError unless `path` is a model folder (a webrl checkpoint, an HF model directory,
+    an ORM) or looks like a hub id (org/name, for users with network access)."""
+    p = Path(str(path))
+    if p.is_dir():
+        if not any((p / f).is_file() for f in MODEL_FILES):
+            raise ValueError(f"{flag} {path}: not a model folder (none of {', '.join(MODEL_FILES)}); give a checkpoint "
+                             "such as runs/sft/final")  # fmt: skip
+    elif p.exists():
+        raise ValueError(f"{flag} {path}: a file; give the checkpoint's folder (e.g. runs/sft/final)")
+    elif not HUB_ID.match(str(path)) or str(path).startswith(("runs/", "results/")):
+        raise ValueError(f"{flag} {path}: no such checkpoint folder (expected e.g. runs/sft/final, or a hub id org/name)")
 
 
 def load_tokenizer(path: str | Path):

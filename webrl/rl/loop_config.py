@@ -120,6 +120,9 @@ class LoopConfig:
         if not 1.0 <= self.ppl_lo < self.ppl_hi:
             raise ValueError(f"LoopConfig perplexity window must have 1 <= ppl_lo < ppl_hi (a perplexity is >= 1), "
                              f"got [{self.ppl_lo}, {self.ppl_hi}]")  # fmt: skip
+        sizes = {"phases": 1, "tasks_per_phase": 1, "envs": 1, "rollout_max_steps": 1, "eval_max_steps": 1, "eval_subset": 0}
+        if bad := [f"{k}={getattr(self, k)} (>= {lo})" for k, lo in sizes.items() if getattr(self, k) < lo]:
+            raise ValueError(f"LoopConfig sizes out of range: {', '.join(bad)}")
         if self.temperature < 0:
             raise ValueError(f"LoopConfig.temperature must be >= 0 (0 = greedy rollouts), got {self.temperature}")
         if self.replay_sample < 0 or self.replay_ratio < 0:

@@ -68,7 +68,13 @@ def split_path(split: str) -> Path:
     return DATA_DIR / f"{split}.json"
 
 
+SPLIT_NAMES = ("train", "test")
+
+
 def load_split(split: str) -> list[Task]:
+    """The tasks of split `split` ("train" or "test"); ValueError for another name."""
+    if split not in SPLIT_NAMES:
+        raise ValueError(f"unknown split {split!r}: use {' or '.join(SPLIT_NAMES)}, or a task file (.json/.jsonl)")
     path = split_path(split)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; run `webrl tasks build` to generate the splits")

@@ -1,0 +1,75 @@
+"""Bad input on the command line: one clear line naming the flag, file or value, exit code 2, and
+nothing claimed or overwritten (found by probing every command with bad input)."""
+
+import json
+import socket
+
+import pytest
+
+from webrl.cli.main import main
+
+
+def _err(capsys) -> str:
+    return capsys.readouterr().err
+
+
+def test_model_paths_are_checked_before_anything_is_written(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "afile").write_text("x")
+    demos = tmp_path / "demos.jsonl"
+    demos.write_text(json.dumps({"task_id": 1, "family": "f", "intent": "x", "steps": []}) + "\n")
+    run = tmp_path / "run"
+    for init, says in ((tmp_path / "nope", "no such checkpoint folder"), (tmp_path / "empty", "not a model folder"),
+                       (tmp_path / "afile", "a file; give the checkpoint's folder")):  # fmt: skip
+        assert main(["train", "--run", str(run), "--preset", "cpu-tiny", "--init", str(init), "--reward", "oracle"]) == 2
+        assert f"--init {init}: {says}" in _err(capsys)
+        assert not run.exists()  # the corrected command can still start this run
+    for args in (["eval", "--agent", str(tmp_path / "empty"), "--split", "test", "--limit", "1"],
+                 ["orm", "eval", "--orm", str(tmp_path / "nope"), "--data", str(tmp_path / "afile")],
+                 ["serve-model", str(tmp_path / "empty")],
+                 ["eval-demos", "--agent", str(tmp_path / "nope"), "--demos", str(demos)]):  # fmt: skip
+        assert main(args) == 2, args
+        assert "model folder" in (e := _err(capsys)) or "no such checkpoint" in e, (args, e)
+
+
+def test_an_endpoint_that_does_not_answer_is_one_clear_line(capsys):
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["eval", "--agent", f"http://127.0.0.1:{port}/v1", "--split", "test", "--limit", "1"]) == 2
+    assert f"cannot reach http://127.0.0.1:{port}/v1" in _err(capsys)
+
+
+def test_splits_sites_and_sizes(tmp_path, capsys):
+    assert main(["eval", "--agent", "oracle", "--split", "nosuch"]) == 2
+    assert "unknown split 'nosuch': use train or test, or a task file" in _err(capsys)
+    assert main(["eval", "--agent", "oracle", "--split", "test", "--sites", "forum,nosuch"]) == 2
+    assert "--sites nosuch: no task of test is on that site" in _err(capsys)
+    assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "-1"]) == 2
+    assert "--limit must be >= 0" in _err(capsys)
+    assert main(["sft", "--preset", "cpu-tiny", "--out", str(tmp_path / "s"), "--sites", "nosuch"]) == 2
+    assert "--sites nosuch" in _err(capsys) and not (tmp_path / "s").exists()
+    assert main(["sft", "--preset", "bogus", "--out", str(tmp_path / "s")]) == 2
+    assert "--preset 'bogus'" in _err(capsys)
+    run = tmp_path / "r"
+    assert main(["train", "--run", str(run), "--init", "x/y", "--reward", "oracle", "--phases", "0", "--envs", "0"]) == 2
+    assert "phases=0 (>= 1), envs=0 (>= 1)" in _err(capsys) and not run.exists()
+    assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "1", "--max-steps", "0"]) == 2
+    assert "max_steps" in _err(capsys)
+
+
+@pytest.mark.parametrize("where", ["dir", "file"])
+def test_a_file_where_a_folder_belongs_names_it(tmp_path, capsys, where):
+    target = tmp_path / "x"
+    target.mkdir() if where == "dir" else target.write_text("x")
+    args = (["tasks", "export", "--split", "test", "--out", str(target)] if where == "dir"
+            else ["eval", "--agent", "oracle", "--split", "test", "--limit", "1", "--out", str(target)])  # fmt: skip
+    assert main(args) == 2
+    assert str(target) in _err(capsys)
+
+
+def test_eval_demos_and_orm_data_name_the_bad_line(tmp_path, capsys):
+    bad = tmp_path / "demos.jsonl"
+    bad.write_text(json.dumps({"task_id": 1, "steps": []}) + "\n{not json\n")
+    assert main(["eval-demos", "--agent", str(tmp_path), "--demos", str(bad)]) == 2
+    assert str(tmp_path) in _err(capsys)
