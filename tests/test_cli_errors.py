@@ -73,3 +73,21 @@ def test_eval_demos_and_orm_data_name_the_bad_line(tmp_path, capsys):
     bad.write_text(json.dumps({"task_id": 1, "steps": []}) + "\n{not json\n")
     assert main(["eval-demos", "--agent", str(tmp_path), "--demos", str(bad)]) == 2
     assert str(tmp_path) in _err(capsys)
+
+
+def test_broken_task_records_name_the_file_task_and_field(tmp_path, capsys):
+    from webrl.tasks.splits import load_split
+
+    good = load_split("test")[0].to_json()
+    cases = {"a number": (5, "holds a JSON list of task objects"),
+             "a bad id": ({**good, "intent_template_id": "abc"}, "'intent_template_id' must be int"),
+             "a bad difficulty": ({**good, "difficulty": "hard"}, "'difficulty' must be int"),
+             "a list of slots": ({**good, "instantiation_dict": [1, 2]}, "'instantiation_dict' must be dict"),
+             "an outside start": ({**good, "start_url": "http://nowhere.invalid/x"}, "is outside the sites"),
+             "an unknown site": ([{**good, "sites": ["nosuchsite"]}], "nosuchsite, which this world does not serve")}  # fmt: skip
+    for name, (record, says) in cases.items():
+        f = tmp_path / f"{name.replace(' ', '_')}.json"
+        f.write_text(json.dumps(record))
+        assert main(["eval", "--agent", "oracle", "--split", str(f)]) == 2, name
+        err = _err(capsys)
+        assert str(f) in err and says in err, (name, err)

@@ -17,12 +17,16 @@ from webrl.tasks.schema import TaskError
 
 
 def _load_tasks(split: str, sites: str | None, limit: int | None):
-    from webrl.tasks.schema import load_tasks
+    from webrl.tasks.schema import SITE_ALIASES, SITES, canonical_site, load_tasks
     from webrl.tasks.splits import load_split
 
     if limit is not None and limit < 0:
         raise ValueError(f"--limit must be >= 0 (0 = every task), got {limit}")
     tasks = load_tasks(split) if split.endswith((".json", ".jsonl")) else load_split(split)
+    foreign = sorted({s for t in tasks for s in t.sites if canonical_site(s) not in SITES})
+    if foreign:  # the command line runs the default world
+        raise ValueError(f"{split}: tasks on site(s) {', '.join(foreign)}, which this world does not serve; its "
+                         f"sites: {', '.join(SITES)} (or WebArena's names: {', '.join(SITE_ALIASES)})")  # fmt: skip
     if sites:
         wanted = {s.strip() for s in sites.split(",") if s.strip()}
         known = {t.site for t in tasks}

@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 EVAL_TYPES = ("string_match", "url_match", "program_html")
 ANSWER_KINDS = ("exact_match", "must_include", "fuzzy_match")
@@ -26,6 +27,7 @@ PLACEHOLDERS = {
 
 
 # WebArena site names -> ours.
+SITES = ("shop", "admin", "code", "map", "forum")  # the default world's sites (webrl/sites; a world may add more)
 SITE_ALIASES = {"shopping": "shop", "shopping_admin": "admin", "reddit": "forum", "gitlab": "code", "map": "map"}
 
 
@@ -122,13 +124,21 @@ def task_from_json(d: dict, where: str = "task") -> Task:
         raise TaskError(f"{where}: field 'sites' must be a non-empty list of site names")
     ev = _need(d, "eval", dict, where)
     validate_eval(ev, where)
+    start_url = _need(d, "start_url", str, where)
+    host = urlsplit(start_url).hostname if start_url.startswith(("http://", "https://")) else None
+    if host is not None and host not in ("127.0.0.1", "localhost"):
+        raise TaskError(f"{where}: 'start_url' {start_url!r} is outside the sites; use a placeholder URL such as "
+                        "__SHOPPING__/ (or a loopback one)")  # fmt: skip
+    for key, kind in (("intent_template_id", int), ("difficulty", int), ("instantiation_dict", dict), ("extra", dict)):
+        if d.get(key) is not None and (not isinstance(d[key], kind) or isinstance(d[key], bool)):
+            raise TaskError(f"{where}: field {key!r} must be {kind.__name__}, got {type(d[key]).__name__}")
     known = {f for f in Task.__dataclass_fields__}
     extra = dict(d.get("extra") or {})
     extra.update({k: v for k, v in d.items() if k not in known})
     return Task(
         task_id=tid,
         sites=tuple(sites),
-        start_url=_need(d, "start_url", str, where),
+        start_url=start_url,
         intent=_need(d, "intent", str, where),
         intent_template=d.get("intent_template") or d["intent"],
         intent_template_id=int(d.get("intent_template_id", -1)),
@@ -157,6 +167,9 @@ def load_tasks(path: str | Path) -> list[Task]:
         raise TaskError(f"{path}: not valid JSON ({e})") from e
     if isinstance(records, dict):
         records = [records]
+    if not isinstance(records, list):
+        raise TaskError(f"{path}: a task file holds a JSON list of task objects (or one per line in .jsonl), "
+                        f"got {type(records).__name__}")  # fmt: skip
     return [task_from_json(r, where=f"{path}[{i}]") for i, r in enumerate(records)]
 
 
