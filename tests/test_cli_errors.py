@@ -91,3 +91,14 @@ def test_broken_task_records_name_the_file_task_and_field(tmp_path, capsys):
         assert main(["eval", "--agent", "oracle", "--split", str(f)]) == 2, name
         err = _err(capsys)
         assert str(f) in err and says in err, (name, err)
+
+
+def test_sites_serve_refuses_a_bad_or_taken_port(capsys):
+    assert main(["sites", "serve", "--port", "99999"]) == 2
+    assert "--port must be in 0-65535" in _err(capsys)
+    with socket.socket() as s:  # a loopback port in use
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["sites", "serve", "--port", str(port)]) == 2
+        assert f"cannot serve on 127.0.0.1:{port}" in _err(capsys)

@@ -215,7 +215,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 def cmd_sites_serve(args: argparse.Namespace) -> int:
     from webrl.sites.server import SiteServer
 
-    server = SiteServer(host=args.host, port=args.port, threads=args.threads)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0-65535 (0 = any free port), got {args.port}")
+    try:
+        server = SiteServer(host=args.host, port=args.port, threads=args.threads)
+    except (OSError, ValueError) as e:
+        raise OSError(f"cannot serve on {args.host}:{args.port} ({e}); pick another --port (0 = any free one) "
+                      "or --host") from e  # fmt: skip
     print(f"serving {', '.join(server.world.specs)} on {server.url}/ (Ctrl-C stops)", flush=True)
     server.serve_forever()
     return 0
