@@ -102,3 +102,21 @@ def test_sites_serve_refuses_a_bad_or_taken_port(capsys):
         port = s.getsockname()[1]
         assert main(["sites", "serve", "--port", str(port)]) == 2
         assert f"cannot serve on 127.0.0.1:{port}" in _err(capsys)
+
+
+def test_damaged_json_files_are_named(tmp_path, capsys):
+    bad = tmp_path / "orm.json"
+    bad.write_text('{"foo": 1}')
+    (tmp_path / "e").mkdir()
+    assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "1", "--out", str(tmp_path / "e"),
+                 "--no-progress"]) == 0  # fmt: skip
+    assert main(["report", str(tmp_path / "e"), "--orm-eval", str(bad), "--out", str(tmp_path / "r.html")]) == 2
+    assert f"--orm-eval {bad}: not an `orm eval` result" in _err(capsys)
+    (tmp_path / "e" / "summary.json").write_text("{garbage")
+    assert main(["report", str(tmp_path / "e"), "--out", str(tmp_path / "r.html")]) == 2
+    assert f"{tmp_path / 'e' / 'summary.json'}: not valid JSON" in _err(capsys)
+    study = tmp_path / "study" / "webrl" / "seed-0"
+    study.mkdir(parents=True)
+    (study / "train_config.json").write_text("{")
+    assert main(["study", "--out", str(tmp_path / "study"), "--table"]) == 2
+    assert "train_config.json: not valid JSON" in _err(capsys)

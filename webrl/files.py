@@ -48,6 +48,15 @@ def read_text_or_gz(path: Path) -> str | None:
     return gzip.decompress(gz.read_bytes()).decode() if gz.exists() else None
 
 
+def read_json(path: Path):
+    """A JSON file's content; a file that does not parse is a ValueError naming it (a run's
+    config or summary damaged by hand or by a full disk, say)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e.msg}, line {e.lineno}); restore or delete the file") from None
+
+
 def load_jsonl(path: Path) -> list[dict]:
     """The rows of a JSONL data file (demonstrations, ORM data): strict, unlike `read_jsonl`: a
     missing file raises, and so does a line that is not a JSON object (ValueError naming the file

@@ -14,7 +14,6 @@ output is there, so rerunning the command resumes. `make demo` runs it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import replace
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from webrl.cli.stages import stage_runner
 from webrl.eval.study import final_summary
-from webrl.files import write_json_atomic
+from webrl.files import read_json, write_json_atomic
 
 # cpu-preset minutes per stage on 2 idle cores of the faster machines, for the "left" estimate
 # (measured: fresh-clone `make demo`s, docs/results.md "Session 2026-12-05 (4)" and "2026-12-06":
@@ -136,7 +135,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not orm_done:
         ocfg = ENCODER_PRESETS[args.preset] if args.orm_kind == "encoder" else ORM_PRESETS[args.preset]
         stats_file = data.with_suffix(".stats.json")
-        data_s = json.loads(stats_file.read_text()).get("seconds") if stats_file.exists() else None
+        data_s = read_json(stats_file).get("seconds") if stats_file.exists() else None
         minutes = orm_minutes(args.orm_budget, data_s, ocfg.minutes)
         if args.orm_steps:
             print(f"orm: {args.orm_steps} optimizer steps (--orm-steps), no time budget", flush=True)
@@ -256,11 +255,11 @@ def comparison(run: Path) -> str:
     from webrl.files import read_jsonl
     from webrl.orm.metrics import loop_rewards
 
-    a = json.loads((run / "phase-000" / "eval" / "summary.json").read_text())
+    a = read_json(run / "phase-000" / "eval" / "summary.json")
     final = run / "final" / "eval" / "summary.json"
     if not final.exists():
         return "(no final eval)"
-    b = json.loads(final.read_text())
+    b = read_json(final)
     lines = [f"{'site':<8}{'SFT':>8}{'WebRL':>8}", "-" * 24]
     for site in a.get("per_site", {}):
         lines.append(f"{site:<8}{a['per_site'][site]['success_rate']:>8.3f}"
@@ -268,7 +267,7 @@ def comparison(run: Path) -> str:
     lines.append(f"{'all':<8}{a['success_rate']:>8.3f}{b['success_rate']:>8.3f}")
     won, lost = paired(outcomes(run / "phase-000" / "eval"), outcomes(run / "final" / "eval"))
     lines.append(f"tasks WebRL won / lost against SFT: +{won} / -{lost} (exact sign test p {sign_test(won, lost):.2g})")
-    cfg = json.loads((run / "train_config.json").read_text()) if (run / "train_config.json").exists() else {}
+    cfg = read_json(run / "train_config.json") if (run / "train_config.json").exists() else {}
     m = loop_rewards([x for d in sorted(run.glob("phase-*")) for x in read_jsonl(d / "labels.jsonl")])
     if cfg.get("reward", "orm") == "orm" and m is not None:
         lines.append(f"ORM rewards on the {m['rollouts']} rollouts: {m['rewarded']} rewarded, {m['true_positives']} "

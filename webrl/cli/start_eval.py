@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from webrl.files import copytree_atomic, read_jsonl, write_json_atomic
+from webrl.files import copytree_atomic, read_json, read_jsonl, write_json_atomic
 
 # what the starting actor's eval depends on, besides which tasks it covers (`start_tasks`)
 START_KEYS = ("init", "eval_split", "eval_max_steps", "envs")
@@ -61,7 +61,7 @@ def start_eval_source(runs: list[Path], cfg) -> Path | None:
         saved = run / "train_config.json"
         if not saved.exists() or not (run / "phase-000" / "eval" / "done").exists():
             continue
-        got = json.loads(saved.read_text())
+        got = read_json(saved)
         if all(got.get(k) == want[k] for k in START_KEYS) and start_tasks(got) == start_tasks(want):
             return run
     return None
@@ -89,7 +89,7 @@ def _shareable(pdir: Path) -> bool:
     """Phase folder `pdir` has labelled its rollouts, and they still hold their pages (an archived
     run's episodes lose them, `eval/archive.py`, and the critic stage needs them)."""
     done, eps = pdir / "stages.json", pdir / "rollouts" / "episodes.jsonl"
-    if not done.exists() or not eps.exists() or not all(k in json.loads(done.read_text()) for k in SHARED_STAGES):
+    if not done.exists() or not eps.exists() or not all(k in read_json(done) for k in SHARED_STAGES):
         return False
     return all("obs" in step for ep in read_jsonl(eps) for step in ep.get("steps", []))
 
@@ -99,7 +99,7 @@ def first_phase_source(runs: list[Path], cfg) -> Path | None:
     want = rollout_settings(json.loads(json.dumps(cfg.to_json())))
     for run in runs:
         saved = run / "train_config.json"
-        if not saved.exists() or rollout_settings(json.loads(saved.read_text())) != want:
+        if not saved.exists() or rollout_settings(read_json(saved)) != want:
             continue
         if _shareable(run / PHASE_1):
             return run
@@ -115,7 +115,7 @@ def share_first_phase(src: Path, dst: Path) -> bool:
     s, d = src / PHASE_1, dst / PHASE_1
     if d.exists() or not _shareable(s):
         return False
-    done = json.loads((s / "stages.json").read_text())
+    done = read_json(s / "stages.json")
     tmp = d.with_name(f".{PHASE_1}.share")
     if tmp.exists():
         shutil.rmtree(tmp)

@@ -20,7 +20,6 @@ over the finished runs, overall and per site; the `start` row is the starting ac
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from webrl.cli.start_eval import (
 )
 from webrl.eval.archive import archive
 from webrl.eval.study import eta_note, final_summary, format_results, results, study_layout
-from webrl.files import copytree_atomic, write_json_atomic
+from webrl.files import copytree_atomic, read_json, write_json_atomic
 
 INF = 1e9
 CONFIGS: dict[str, dict] = {
@@ -141,7 +140,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "table")}
     saved = out / "study_config.json"  # a study run in parts (some configs first) keeps every part's
-    prev = json.loads(saved.read_text()) if saved.exists() else {"configs": [], "seeds": []}
+    prev = read_json(saved) if saved.exists() else {"configs": [], "seeds": []}
     all_names = list(prev["configs"]) + [n for n in names if n not in prev["configs"]]
     all_seeds = sorted(set(prev["seeds"]) | set(seeds))
     write_json_atomic(saved, {"configs": all_names, "seeds": all_seeds, "args": given})

@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.files import read_json
+
 
 def loop_config(args: argparse.Namespace):
     """The `LoopConfig` of a new run: the preset, then the flags given. Raises ValueError on a bad
@@ -90,7 +92,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             print(f"error: {run} already holds a run; pass --resume to continue it (or pick a new --run)",
                   file=sys.stderr)  # fmt: skip
             return 2
-        cfg = LoopConfig.from_json(json.loads(saved.read_text()))
+        cfg = LoopConfig.from_json(read_json(saved))
         if bad := resume_conflicts(args, cfg):
             print(f"error: --resume continues {run} with the settings in {saved}; these flags would change them: "
                   f"{'; '.join(bad)}. Drop them, or start a new --run", file=sys.stderr)  # fmt: skip

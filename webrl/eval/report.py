@@ -29,14 +29,14 @@ import json
 from pathlib import Path
 
 from webrl.eval.study import changed, outcomes, results, study_layout, table_cells
-from webrl.files import read_jsonl
+from webrl.files import read_json, read_jsonl
 from webrl.rollout.summary import summarize
 from webrl.rollout.taxonomy import CLASSES as ERROR_CLASSES
 from webrl.rollout.taxonomy import classify
 
 
 def _read(path: Path):
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_json(path) if path.exists() else None
 
 
 def load_run(path: str | Path, browse: bool = True) -> dict:
@@ -327,6 +327,7 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
     if missing:  # before any work: a typo should not cost a report without its ORM section
         raise ValueError(f"--orm-eval {', '.join(missing)}: no such file (give the orm_eval.json that "
                          "`webrl orm eval --out DIR` writes, or the eval.json of a `webrl demo` run's orm/ folder)")
+    orm_reports = [(Path(p), rep) for p in orm_evals for rep in _orm_reports(Path(p))]  # (their errors first)
     found, studies = expand(run_paths)
     runs = [load_run(p, browse) for p, browse in found]
     out = Path(out)
@@ -358,7 +359,7 @@ def build_report(run_paths: list[str | Path], out: str | Path, orm_evals: list[s
                      "the right answer is \"N/A\".</p>"
                      + (_img(plot_kind_changes(changes), "kinds") if any(changes.values())
                         else "<p>No task changed its outcome against the start.</p>"))  # fmt: skip
-    parts += [_orm_section(Path(path), rep) for path in orm_evals for rep in _orm_reports(Path(path))]
+    parts += [_orm_section(path, rep) for path, rep in orm_reports]
     if loop_rows := loop_orm_rows(runs):
         parts.append("<h2>ORM on the loop's own rollouts</h2><p>Every phase's <code>labels.jsonl</code> keeps the ORM's "
                      "P(success) next to the evaluator's reward: how the rewards the actor trained on compare with the "
@@ -469,7 +470,10 @@ def loop_orm_rows(runs: list[dict]) -> list[list]:
 
 def _orm_reports(path: Path) -> list[dict]:
     """An `orm eval` result: the report at its threshold, and at the loop's when it has one."""
-    rep = json.loads(path.read_text())
+    rep = read_json(path)
+    if not isinstance(rep, dict) or "overall" not in rep:
+        raise ValueError(f"--orm-eval {path}: not an `orm eval` result (no 'overall'); give the orm_eval.json that "
+                         "`webrl orm eval --out DIR` writes")  # fmt: skip
     return [r for r in (rep, rep.get("at_loop_threshold")) if r]
 
 

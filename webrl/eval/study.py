@@ -8,12 +8,11 @@ train` run), shared by `webrl study` (OUT/results.json, OUT/results.md) and `web
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
 
-from webrl.files import read_jsonl
+from webrl.files import read_json, read_jsonl
 
 
 def stats(xs: list[float]) -> dict:
@@ -69,7 +68,7 @@ def final_summary(run: Path) -> Path | None:
     subset eval; None while the run is still going (a half-run's subset eval is not its result)."""
     if not (run / "train_config.json").exists():
         return None
-    cfg = json.loads((run / "train_config.json").read_text())
+    cfg = read_json(run / "train_config.json")
     ev = run / "final" / "eval" if cfg.get("final_eval", True) else run / f"phase-{cfg['phases']:03d}" / "eval"
     return ev / "summary.json" if (ev / "done").exists() and (ev / "summary.json").exists() else None
 
@@ -82,20 +81,20 @@ def run_minutes(run: Path, summary: Path) -> float | None:
     made before it did), so that a phases-only figure is never shown as a run's time. (Runs made
     before phases kept their time across processes, `phase-k/wall_seconds`, logged a resumed
     phase's last process only: for them the figure is a floor.)"""
-    s = json.loads(summary.read_text())
+    s = read_json(summary)
     lines = read_jsonl(run / "metrics.jsonl")
     if "wall_minutes" not in s or not lines:
         return None
     phases = sum(m.get("minutes", 0.0) for m in lines)
     for stages in run.glob("phase-*/stages.json"):
-        phases += sum(v.get("shared_minutes", 0.0) for v in json.loads(stages.read_text()).values() if isinstance(v, dict))
+        phases += sum(v.get("shared_minutes", 0.0) for v in read_json(stages).values() if isinstance(v, dict))
     return round(phases + (s["wall_minutes"] if summary.parent.parent.name == "final" else 0.0), 2)
 
 
 def _add(acc: dict[str, list[float]], summary: Path) -> None:
     """Append an eval summary's success rates, overall ("all") and per site, and its mean episode
     length ("steps") to `acc`."""
-    s = json.loads(summary.read_text())
+    s = read_json(summary)
     acc.setdefault("all", []).append(s["success_rate"])
     if "mean_steps" in s:
         acc.setdefault("steps", []).append(s["mean_steps"])
@@ -204,7 +203,7 @@ def study_layout(folder: str | Path) -> tuple[list[str], list[int]] | None:
     p = Path(folder)
     saved = p / "study_config.json"
     if saved.exists():
-        cfg = json.loads(saved.read_text())
+        cfg = read_json(saved)
         return list(cfg["configs"]), list(cfg["seeds"])
     runs = sorted(p.glob("*/seed-*/train_config.json"))
     if not runs:
