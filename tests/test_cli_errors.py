@@ -120,3 +120,15 @@ def test_damaged_json_files_are_named(tmp_path, capsys):
     (study / "train_config.json").write_text("{")
     assert main(["study", "--out", str(tmp_path / "study"), "--table"]) == 2
     assert "train_config.json: not valid JSON" in _err(capsys)
+
+
+def test_foreign_lines_in_run_files_are_named(tmp_path, capsys):
+    out = tmp_path / "e"
+    out.mkdir()
+    (out / "episodes.jsonl").write_text('{"success": true}\n')
+    assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "1", "--out", str(out)]) == 2
+    assert f"{out / 'episodes.jsonl'}: line 1 is not an episode" in _err(capsys)
+    data = tmp_path / "orm.jsonl"
+    data.write_text('{"intent": "x"}\n')
+    assert main(["orm", "train", "--preset", "cpu-tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert f"{data}: line 1 lacks" in _err(capsys) and not (tmp_path / "o").exists()

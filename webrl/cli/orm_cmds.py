@@ -97,7 +97,12 @@ def cmd_orm_train(args: argparse.Namespace) -> int:
     from webrl.tasks.splits import load_split
 
     test_ids = {str(t.task_id) for t in load_split("test")}
-    leaked = {str(t["task_id"]) for t in load_jsonl(Path(args.data))} & test_ids if Path(args.data).is_file() else set()
+    rows = load_jsonl(Path(args.data)) if Path(args.data).is_file() else []
+    if rows:
+        from webrl.orm.train import check_trajectories
+
+        check_trajectories(rows, args.data)  # a line that is no trajectory: named, before the leak check
+    leaked = {str(t["task_id"]) for t in rows} & test_ids
     if leaked:
         print(f"error: {args.data} holds trajectories of {len(leaked)} test-split task(s) (e.g. {sorted(leaked)[0]}); "
               "train the ORM on train-split data only", file=sys.stderr)  # fmt: skip

@@ -120,11 +120,15 @@ def read_episodes(path: Path) -> list[dict]:
     if text is None:
         return []
     out = []
-    for line in text.splitlines():
+    for i, line in enumerate(text.splitlines(), 1):
         try:
-            out.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             break  # a torn last line from a crash: rerun that episode
+        if not isinstance(row, dict) or "task_id" not in row:
+            raise ValueError(f"{path}: line {i} is not an episode (a JSON object with a task_id); this file was "
+                             "not written by an eval: use another --out")  # fmt: skip
+        out.append(row)
     return out
 
 
