@@ -45,15 +45,18 @@ def test_splits_sites_and_sizes(tmp_path, capsys):
     assert "unknown split 'nosuch': use train or test, or a task file" in _err(capsys)
     assert main(["eval", "--agent", "oracle", "--split", "test", "--sites", "forum,nosuch"]) == 2
     assert "--sites nosuch: no task of test is on that site" in _err(capsys)
-    assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "-1"]) == 2
-    assert "--limit must be >= 0" in _err(capsys)
+    for args in (["eval", "--agent", "oracle", "--split", "test", "--limit", "-1"], ["bench", "env", "--repeats", "0"],
+                 ["study", "--out", str(tmp_path / "st"), "--seeds", "0"]):  # fmt: skip
+        with pytest.raises(SystemExit) as e:  # argparse's usage error
+            main(args)
+        assert e.value.code == 2 and "must be >= " in _err(capsys)
     assert main(["sft", "--preset", "cpu-tiny", "--out", str(tmp_path / "s"), "--sites", "nosuch"]) == 2
     assert "--sites nosuch" in _err(capsys) and not (tmp_path / "s").exists()
     assert main(["sft", "--preset", "bogus", "--out", str(tmp_path / "s")]) == 2
     assert "--preset 'bogus'" in _err(capsys)
     run = tmp_path / "r"
-    assert main(["train", "--run", str(run), "--init", "x/y", "--reward", "oracle", "--phases", "0", "--envs", "0"]) == 2
-    assert "phases=0 (>= 1), envs=0 (>= 1)" in _err(capsys) and not run.exists()
+    assert main(["train", "--run", str(run), "--init", "x/y", "--reward", "oracle", "--phases", "0", "--tasks-per-phase", "0"]) == 2
+    assert "phases=0 (>= 1), tasks_per_phase=0 (>= 1)" in _err(capsys) and not run.exists()
     assert main(["eval", "--agent", "oracle", "--split", "test", "--limit", "1", "--max-steps", "0"]) == 2
     assert "max_steps" in _err(capsys)
 

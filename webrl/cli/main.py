@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from webrl.cli.argtypes import nonneg_int, positive_int
 from webrl.cli.demo_cmds import add_commands as add_demo_commands
 from webrl.cli.model_cmds import add_commands, add_eval_args, is_llm_agent
 from webrl.cli.orm_cmds import add_commands as add_orm_commands
@@ -234,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     def task_args(sp, default_split="test"):
         sp.add_argument("--split", default=default_split, help="test | train | a task JSON/JSONL file")
         sp.add_argument("--sites", default=None, help="comma-separated site filter, e.g. shop,forum")
-        sp.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+        sp.add_argument("--limit", type=nonneg_int, default=None, help="only the first N tasks")
 
     e = sub.add_parser("eval", help="run an agent over a split and print per-site success")
     e.add_argument("--agent", default="oracle", help="oracle | random | checkpoint PATH | http://HOST:PORT/v1")
@@ -259,9 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     bsub = b.add_subparsers(dest="bench_cmd", required=True)
     be = bsub.add_parser("env", help="env steps/s and reset latency over oracle trajectories")
     task_args(be)
-    be.add_argument("--repeats", type=int, default=3, help="replays of each trajectory")
+    be.add_argument("--repeats", type=positive_int, default=3, help="replays of each trajectory")
     be.add_argument("--backend", default="http", help="http | chromium")
-    be.add_argument("--parallel", type=int, default=4, help="chromium: episodes run at once (browser contexts)")
+    be.add_argument("--parallel", type=positive_int, default=4, help="chromium: episodes run at once (browser contexts)")
     be.add_argument("--chromium", default=None, help="Chromium binary (default: $WEBRL_CHROMIUM, then Debian's)")
     be.set_defaults(func=cmd_bench_env)
     br = bsub.add_parser("replay", help="recorded episodes replayed under other env rules: steps saved, outcomes changed")
@@ -291,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = tsub.add_parser("generate", help="fresh instances of one family, or of all a site's families")
     g.add_argument("--family", default=None, help="family name (see `webrl tasks list`)")
     g.add_argument("--site", default=None, help="round-robin over this site's families")
-    g.add_argument("--n", type=int, default=10, help="how many")
+    g.add_argument("--n", type=positive_int, default=10, help="how many")
     g.add_argument("--seed", type=int, default=1000, help="first seed (the splits use seeds from 0)")
     g.add_argument("--split", dest="gen_split", default="train", help="train | test | any (slot pool)")
     g.add_argument("--out", required=True, help="output JSON file")

@@ -12,6 +12,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.cli.argtypes import positive_int
+
 
 def is_llm_agent(name: str) -> bool:
     return name.startswith(("http://", "https://")) or Path(name).exists()
@@ -123,7 +125,7 @@ def _workers(args: argparse.Namespace, policy):
 
 def add_eval_args(e: argparse.ArgumentParser) -> None:
     g = e.add_argument_group("LLM agents (--agent PATH or http://HOST:PORT/v1)")
-    g.add_argument("--envs", type=int, default=16, help="episodes in flight (one batched generate per round)")
+    g.add_argument("--envs", type=positive_int, default=16, help="episodes in flight (one batched generate per round)")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass")
     g.add_argument("--max-new-tokens", type=int, default=128, help="cap on a response's tokens")
@@ -324,7 +326,7 @@ def add_commands(sub, bench_sub) -> None:
     v.add_argument("--max-batch", type=int, default=64, help="prompts generated together across requests")
     v.add_argument("--max-batch-tokens", type=int, default=16384, help="padded tokens per forward pass")
     v.add_argument("--max-tokens-cap", type=int, default=512, help="largest max_tokens accepted")
-    v.add_argument("--max-n", type=int, default=8, help="largest n accepted")
+    v.add_argument("--max-n", type=positive_int, default=8, help="largest n accepted")
     v.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     v.set_defaults(func=cmd_serve_model)
 
@@ -332,7 +334,7 @@ def add_commands(sub, bench_sub) -> None:
     bm.add_argument("--checkpoint", default=None, help="checkpoint to bench (default: a fresh --preset model)")
     bm.add_argument("--preset", default="cpu", help="model preset when no checkpoint is given")
     bm.add_argument("--split", default="test", help="tasks whose demonstrations make the batches")
-    bm.add_argument("--tasks", type=int, default=16, help="how many tasks to use")
+    bm.add_argument("--tasks", type=positive_int, default=16, help="how many tasks to use")
     bm.add_argument("--train-steps", type=int, default=3, help="timed training steps per loop")
     bm.add_argument("--batches", default="1,16", help="agent batch sizes to time (envs in flight)")
     bm.add_argument("--parts", default="sft,prefill,agent", help="which measurements: sft,prefill,agent")

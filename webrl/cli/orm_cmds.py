@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.cli.argtypes import positive_int
 from webrl.cli.model_cmds import add_policy_args
 from webrl.files import read_text_or_gz, write_json_atomic
 from webrl.orm.data import OPT_IN, SCRIPTED
@@ -239,7 +240,7 @@ def add_commands(sub) -> None:
                    help="downsample to equal successes and failures per site (default off: the natural "
                         "ratio trained a better ORM, AUC 0.89 vs 0.82; docs/results.md)")  # fmt: skip
     d.add_argument("--seed", type=int, default=0, help="perturbation seed")
-    d.add_argument("--envs", type=int, default=16, help="parallel envs for policy rollouts")
+    d.add_argument("--envs", type=positive_int, default=16, help="parallel envs for policy rollouts")
     add_policy_args(d)
     d.add_argument("--no-progress", action="store_true", help="hide progress bars")
     d.set_defaults(func=cmd_orm_data)

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from webrl.cli.argtypes import positive_int
 from webrl.cli.stages import stage_runner
 from webrl.cli.start_eval import (
     claimed_otherwise,
@@ -207,7 +208,7 @@ def add_commands(sub) -> None:
     s.add_argument("--orm", default="", help="ORM checkpoint (none: the evaluators give the rewards)")
     s.add_argument("--demos", default="", help="SFT demonstrations JSONL (replay phase 0)")
     s.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu")
-    s.add_argument("--seeds", type=int, default=3, help="seeds per config")
+    s.add_argument("--seeds", type=positive_int, default=3, help="seeds per config")
     s.add_argument("--configs", default=DEFAULT,
                    help=f"comma list from: {', '.join(CONFIGS)}, or all (default: {DEFAULT}: the methods and "
                         "the main ablations; all adds the beta sweep, the perplexity windows, critic_replay, "

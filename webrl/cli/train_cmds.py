@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from webrl.cli.argtypes import positive_int
 from webrl.files import read_json
 
 
@@ -202,7 +203,7 @@ def add_commands(sub) -> None:
     t.add_argument("--eval-split", default=None, help="split of the per-phase and final evals: test | train | a task JSON/JSONL file (default test)")
     t.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks (0 = the whole split)")
     t.add_argument("--no-final-eval", action="store_true", help="skip the whole-split eval of the final actor")
-    t.add_argument("--envs", type=int, default=None, help="parallel envs")
+    t.add_argument("--envs", type=positive_int, default=None, help="parallel envs")
     t.add_argument("--workers", type=int, default=None,
                    help="worker processes for rollouts and evals (--envs each), sharing the actor served on a "
                         "loopback port (default 1: all in this process)")
