@@ -190,7 +190,7 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--eval-split", "dev"]) == 2
     assert "eval_split must be" in capsys.readouterr().err and not (tmp_path / "s").exists()
     # every chosen config is checked before the first run: continued SFT needs the demonstrations
-    assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--configs", "webrl,continued_sft"]) == 2
+    assert main(["study", "--out", str(tmp_path / "s"), "--init", "org/x", "--configs", "webrl,continued_sft"]) == 2
     assert "config continued_sft" in capsys.readouterr().err and not (tmp_path / "s").exists()
 
 
