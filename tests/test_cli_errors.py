@@ -135,3 +135,10 @@ def test_foreign_lines_in_run_files_are_named(tmp_path, capsys):
     data.write_text('{"intent": "x"}\n')
     assert main(["orm", "train", "--preset", "cpu-tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
     assert f"{data}: line 1 lacks" in _err(capsys) and not (tmp_path / "o").exists()
+
+
+def test_a_missing_folder_is_said_so(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "r.html")]) == 2
+    assert f"{tmp_path / 'nope'}: no such folder" in _err(capsys)
+    assert main(["study", "--out", str(tmp_path / "nope"), "--table"]) == 2
+    assert f"{tmp_path / 'nope'}: no such folder" in _err(capsys)

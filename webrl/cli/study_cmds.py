@@ -109,6 +109,9 @@ def cmd_study(args: argparse.Namespace) -> int:
     seeds = list(range(args.seeds))
     out = Path(args.out)
     if args.table:
+        if not out.is_dir():
+            print(f"error: {out}: no such folder", file=sys.stderr)
+            return 2
         layout = study_layout(out)
         if layout is None:
             print(f"error: {out} holds no study runs (<config>/seed-<s>/train_config.json)", file=sys.stderr)

@@ -95,6 +95,8 @@ def expand(paths: list[str | Path]) -> tuple[list[tuple[Path, bool]], list[tuple
     standing for its runs."""
     runs, studies = [], []
     for p in map(Path, paths):
+        if not p.is_dir():
+            raise ValueError(f"{p}: no such folder (give a `webrl train`, `webrl eval --out` or `webrl study` folder)")
         if (p / "train_config.json").exists() or is_eval_folder(p):
             runs.append((p, True))
         elif (layout := study_layout(p)) is not None:
