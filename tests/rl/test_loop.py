@@ -104,6 +104,64 @@ def test_two_phases_killed_and_resumed(killed_run):
     assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 
 
+class TaskWriter:
+    """An LLM that answers the curriculum prompt with fixed lines for the site(s) it names: one plain
+    task, one quoting an entity no site has, one out of reach (the loop's LLM path is under test)."""
+
+    name = "task-writer"
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def generate(self, prompts, params=None):
+        from webrl.agent.local_policy import Generation
+
+        out = []
+        for p in prompts:
+            sites = " and ".join(re.findall(r'"(\w+)"', p.split("\n")[0]))
+            text = f'1. Open the {sites} home page and read it\n2. Find "Zyxx Quuble" on {sites}\n3. Email the {sites} team'
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            out.append(Generation(text, ids, [0.0] * len(ids), "stop", len(p)))
+        return out
+
+
+def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path):
+    """`--generator URL`: phase 2's tasks come from an OpenAI-compatible server (ours, serving a
+    scripted writer): cross-site seeds included, the feasibility filter drops the made-up entity
+    and the out-of-reach request, the tasks (eval type "orm") are saved and read back, and the run
+    finishes and resumes to a no-op."""
+    import shutil
+
+    from webrl.agent.server import ModelServer
+    from webrl.models.build import load_tokenizer
+    from webrl.tasks.schema import load_tasks
+
+    src, sft, _ = killed_run
+    run = tmp_path / "llm"
+    shutil.copytree(src, run, ignore=lambda d, names: {"phase-002", "final", "tb"} & set(names) if Path(d) == src else set())
+    cfg = json.loads((run / "train_config.json").read_text())
+    lines = [x for x in (run / "metrics.jsonl").read_text().splitlines() if json.loads(x)["phase"] == 1]
+    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines))
+    server = ModelServer(TaskWriter(load_tokenizer(sft / "final")), "writer", port=0).start()
+    try:
+        cfg["generator"] = server.url
+        (run / "train_config.json").write_text(json.dumps(cfg))
+        done = _train(run, sft, None)
+        again = _train(run, sft, None)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert again.returncode == 0, again.stderr[-3000:]  # reads the saved tasks back
+    tasks = load_tasks(run / "phase-002" / "tasks.json")
+    llm = [t for t in tasks if t.eval["eval_types"] == ["orm"]]
+    assert llm and all(t.extra["curriculum"]["how"] == "llm" and "read it" in t.intent for t in llm)
+    seeds = {str(t.task_id): t for t in load_tasks(run / "phase-001" / "tasks.json")}
+    assert any(len(t.sites) > 1 for t in llm) == any(len(t.sites) > 1 for t in seeds.values())
+    stages = json.loads((run / "phase-002" / "stages.json").read_text())["tasks"]
+    assert stages["curriculum/generated"] == 3 * stages["curriculum/feasible"]  # 2 of each 3 lines dropped
+    assert (run / "final" / "eval" / "summary.json").exists() or not cfg.get("final_eval", True)
+
+
 def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, tmp_path):
     import shutil
 

@@ -188,7 +188,7 @@ def llm_candidates(seeds: list[Task], policy, db: SeedDB, n: int, exclude: set[s
 OUT_OF_REACH = tuple(re.compile(p) for p in (
     r"\bsend (an? |the )?(e-?mail|text|sms|fax|letter)\b",
     r"\b(e-?mail|text|phone|call|fax) (me|him|her|them|the (seller|author|customer|owner|store|user))\b",
-    r"\b(video|voice|phone) call\b", r"\bprint\b", r"\bdownload\b", r"\bupload\b", r"\battach\b",
+    r"^(e-?mail|call|phone|fax|text) ", r"\b(video|voice|phone) call\b", r"\bprint\b", r"\bdownload\b", r"\bupload\b", r"\battach\b",
     r"\bscreenshot\b", r"\b(install|open) (an? |the )?(mobile )?app\b",
     r"\b(google|amazon|wikipedia|youtube|facebook|twitter)\b",
     r"\b(pay|checkout|check out) with (paypal|bitcoin|crypto|apple pay|google pay)\b",

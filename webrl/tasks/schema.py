@@ -94,9 +94,13 @@ def _need(d: dict, key: str, kind: type | tuple, where: str) -> Any:
 
 
 def validate_eval(ev: dict, where: str) -> None:
+    """An evaluator spec: some of EVAL_TYPES with their fields, or `["orm"]` alone (a task without
+    ground truth, e.g. written by the LLM curriculum generator: the ORM judges it)."""
     types = _need(ev, "eval_types", list, where)
     if not types:
         raise TaskError(f"{where}: field 'eval.eval_types' is empty; use some of {EVAL_TYPES}")
+    if types == ["orm"]:
+        return
     for t in types:
         if t not in EVAL_TYPES:
             raise TaskError(f"{where}: unknown eval type {t!r} in 'eval.eval_types'; use {EVAL_TYPES}")
