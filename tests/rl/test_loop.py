@@ -667,3 +667,34 @@ def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys
     assert (run / "train_config.json").read_text() == before
     assert main(["train", "--run", str(run), "--resume", "--no-kl", "--actor-loss", "eq6"]) == 2
     assert "contradicts --actor-loss eq6" in capsys.readouterr().err
+
+
+def test_the_whole_split_start_and_final_evals(killed_run, tmp_path):
+    """`final_eval` (on for the cpu and gpu presets, off for cpu-tiny): phase 0 evaluates the whole
+    eval split, the phases a subset of it, and the final eval reuses the last phase's subset
+    episodes (same actor, greedy) and runs the rest; the study reads the final eval as the result."""
+    from webrl.eval.study import final_summary
+    from webrl.rl.loop import train
+    from webrl.tasks.schema import save_tasks
+
+    _, sft, _ = killed_run
+    split = tmp_path / "six.json"
+    test = load_split("test")
+    save_tasks([next(t for t in test if t.site == s) for s in ("shop", "forum", "map", "code", "admin", "cross")], split)
+    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(sft / "final"), "reward": "oracle",
+                        "demos": str(sft / "demos.jsonl"), "phases": 1, "final_eval": True, "eval_split": str(split),
+                        "eval_subset": 3, "eval_max_steps": 2})  # fmt: skip
+    run = tmp_path / "run"
+    train(cfg, run, progress=False)
+
+    def eps(folder: str) -> dict:
+        return {str(e["task_id"]): [s["response"] for s in e["steps"]] for e in read_jsonl(run / folder / "episodes.jsonl")}
+
+    start, subset, final = eps("phase-000/eval"), eps("phase-001/eval"), eps("final/eval")
+    assert len(start) == 6 and len(subset) == 3 and set(final) == set(start)
+    assert all(final[k] == v for k, v in subset.items())  # the subset's episodes, reused as they were
+    assert final_summary(run) == run / "final" / "eval" / "summary.json"
+    assert json.loads((run / "final" / "eval" / "summary.json").read_text())["episodes"] == 6
+    before = (run / "final" / "eval" / "episodes.jsonl").read_text()
+    train(cfg, run, progress=False)  # finished: a no-op that leaves the final eval alone
+    assert (run / "final" / "eval" / "episodes.jsonl").read_text() == before
