@@ -155,3 +155,30 @@ def test_cli_eval_of_a_checkpoint_in_chromium_with_screenshots_and_its_viewer(ti
     viewed = json.loads(data.replace("<\\/", "</"))
     assert len(viewed) == 2 and all(e["source"] == "browser · final eval" for e in viewed)
     assert all(s["screenshot"] for e in viewed for s in e["steps"])
+
+
+def test_cli_eval_through_a_served_checkpoint_equals_the_local_one(tiny, tmp_path):
+    """`webrl eval --agent http://…/v1 --tokenizer CKPT` (our server, the openai client) gives the
+    local checkpoint's greedy episodes, step for step."""
+    from webrl.agent.local_policy import LocalPolicy
+    from webrl.agent.server import ModelServer
+    from webrl.cli.main import main
+    from webrl.models.build import save_checkpoint
+    from webrl.models.config import preset
+
+    model, tok = tiny
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    common = ["eval", "--split", "test", "--sites", "shop,map", "--limit", "4", "--max-steps", "3", "--max-new-tokens",
+              "12", "--envs", "2", "--no-progress"]  # fmt: skip
+    assert main([*common, "--agent", str(tmp_path / "ck"), "--out", str(tmp_path / "local")]) == 0
+    server = ModelServer(LocalPolicy.from_checkpoint(tmp_path / "ck"), "ck", port=0).start()
+    try:
+        assert main([*common, "--agent", server.url, "--tokenizer", str(tmp_path / "ck"), "--out", str(tmp_path / "remote")]) == 0
+    finally:
+        server.close()
+
+    def episodes(folder):
+        rows = (tmp_path / folder / "episodes.jsonl").read_text().splitlines()
+        return {r["task_id"]: ([s["response"] for s in r["steps"]], r["success"]) for r in map(json.loads, rows)}
+
+    assert episodes("remote") == episodes("local") and len(episodes("local")) == 4

@@ -431,3 +431,21 @@ def test_demo_orm_test_data_takes_the_sft_eval_episodes(tmp_path):
     assert {t["behaviour"] for t in trajs} >= {"oracle", "wrong", "loop"}
     assert all(str(t["task_id"]) in {str(x.task_id) for x in load_split("test")} for t in trajs)
     assert json.loads(out.with_suffix(".stats.json").read_text())["total"] == len(trajs)
+
+
+def test_orm_data_rolls_a_checkpoint_out_at_two_temperatures(tiny, tmp_path):
+    """`orm data --behaviours policy --policy CKPT`: the policy's greedy and T=1 episodes become
+    labelled trajectories beside the scripted behaviours' (the demo builds its own; this is the CLI)."""
+    from webrl.models.build import save_checkpoint
+
+    model, tok = tiny
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    out = tmp_path / "p.jsonl"
+    assert main(["orm", "data", "--behaviours", "oracle,policy", "--policy", str(tmp_path / "ck"), "--split", "train",
+                 "--sites", "forum", "--limit", "3", "--policy-tasks", "2", "--max-steps", "2", "--envs", "2",
+                 "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    rows = load_jsonl(out)
+    by = {b: [r for r in rows if r["behaviour"] == b] for b in ("oracle", "policy_t0", "policy_t1")}
+    assert len(by["oracle"]) == 3 and all(r["label"] for r in by["oracle"])
+    assert 1 <= len(by["policy_t0"]) <= 2 and 1 <= len(by["policy_t1"]) <= 2  # (identical ones deduplicated)
+    assert not any(r["label"] for r in by["policy_t0"] + by["policy_t1"])  # a from-scratch model solves nothing
