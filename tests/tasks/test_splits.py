@@ -1,5 +1,7 @@
 """The committed split files: regenerable, sized like WebArena-Lite, solvable, disjoint."""
 
+import json
+
 import pytest
 
 from webrl.agent.policies import OracleAgent, RandomAgent
@@ -59,3 +61,19 @@ def test_oracle_on_200_fresh_instances(site, world, db):
     summary, records = run_eval(tasks, OracleAgent, env, progress=False)
     failed = [(r["task_id"], r["agent_error"], r["truncated"]) for r in records if not r["success"]]
     assert summary["success_rate"] == 1.0, failed[:5]
+
+
+def test_cli_generates_fresh_instances_that_evaluate(tmp_path, capsys):
+    """`webrl tasks generate`: a family's (or a site's) fresh instances, loadable, and solved by the oracle."""
+    from webrl.cli.main import main
+    from webrl.tasks.schema import load_tasks
+
+    out = tmp_path / "gen.json"
+    assert main(["tasks", "generate", "--site", "forum", "--n", "4", "--seed", "5000", "--out", str(out)]) == 0
+    tasks = load_tasks(out)
+    assert len(tasks) == 4 and all(t.site == "forum" for t in tasks) and len({t.intent for t in tasks}) == 4
+    assert main(["eval", "--agent", "oracle", "--split", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["success_rate"] == 1.0
+    fam = tasks[0].family
+    assert main(["tasks", "generate", "--family", fam, "--n", "2", "--out", str(tmp_path / "f.json")]) == 0
+    assert {t.family for t in load_tasks(tmp_path / "f.json")} == {fam}
