@@ -449,3 +449,24 @@ def test_orm_data_rolls_a_checkpoint_out_at_two_temperatures(tiny, tmp_path):
     assert len(by["oracle"]) == 3 and all(r["label"] for r in by["oracle"])
     assert 1 <= len(by["policy_t0"]) <= 2 and 1 <= len(by["policy_t1"]) <= 2  # (identical ones deduplicated)
     assert not any(r["label"] for r in by["policy_t0"] + by["policy_t1"])  # a from-scratch model solves nothing
+
+
+def test_cli_orm_eval_with_a_judge_endpoint(tiny, trajs, tmp_path):
+    """`webrl orm eval --judge URL --tokenizer CKPT`: any OpenAI-compatible judge, scored and reported
+    like a trained ORM (our server with a from-scratch model: it rarely answers yes or no)."""
+    from webrl.agent.local_policy import LocalPolicy
+    from webrl.agent.server import ModelServer, ServerLimits
+    from webrl.models.build import save_checkpoint
+
+    model, tok = tiny
+    save_checkpoint(model, tok, preset("cpu-tiny"), tmp_path / "ck")
+    data = tmp_path / "test.jsonl"
+    write_jsonl_atomic(data, trajs[:4])
+    server = ModelServer(LocalPolicy(model, tok), "judge", port=0, limits=ServerLimits(max_prompt_tokens=8000)).start()
+    try:
+        assert main(["orm", "eval", "--data", str(data), "--judge", server.url, "--tokenizer", str(tmp_path / "ck"),
+                     "--out", str(tmp_path / "ev"), "--no-progress"]) == 0  # fmt: skip
+    finally:
+        server.close()
+    rep = json.loads((tmp_path / "ev" / "orm_eval.json").read_text())
+    assert rep["overall"]["n"] == 4 and rep["scorer"] == server.url and "per_site" in rep
