@@ -698,3 +698,27 @@ def test_the_whole_split_start_and_final_evals(killed_run, tmp_path):
     before = (run / "final" / "eval" / "episodes.jsonl").read_text()
     train(cfg, run, progress=False)  # finished: a no-op that leaves the final eval alone
     assert (run / "final" / "eval" / "episodes.jsonl").read_text() == before
+
+
+def test_no_curriculum_draws_phase_2_from_the_train_split(killed_run, tmp_path):
+    """`--no-curriculum` (the ablation): from phase 2 on the tasks are a fresh site-stratified draw
+    of train-split tasks, not generated ones."""
+    import shutil
+
+    from webrl.tasks.schema import load_tasks
+
+    src, sft, _ = killed_run
+    run = tmp_path / "nocur"
+    shutil.copytree(src, run, ignore=lambda d, names: {"phase-002", "final", "tb"} & set(names) if Path(d) == src else set())
+    cfg = json.loads((run / "train_config.json").read_text())
+    cfg["curriculum"] = False
+    (run / "train_config.json").write_text(json.dumps(cfg))
+    lines = [x for x in (run / "metrics.jsonl").read_text().splitlines() if json.loads(x)["phase"] == 1]
+    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines))
+    done = _train(run, sft, None)
+    assert done.returncode == 0, done.stderr[-3000:]
+    train_ids = {str(t.task_id) for t in load_split("train")}
+    tasks = load_tasks(run / "phase-002" / "tasks.json")
+    assert tasks and all(str(t.task_id) in train_ids and "curriculum" not in t.extra for t in tasks)
+    assert {str(t.task_id) for t in tasks} != {str(t.task_id) for t in load_tasks(run / "phase-001" / "tasks.json")}
+    assert json.loads((run / "phase-002" / "stages.json").read_text())["tasks"]["curriculum/generated"] == 0
