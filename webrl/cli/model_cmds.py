@@ -76,8 +76,6 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
     env_config = EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits)
     backend, extra = None, {"agent": args.agent, "split": args.split, "seed": args.seed}
     if args.backend == "chromium":
-        from dataclasses import replace
-
         from webrl.env.chromium_backend import ChromiumBackend, ChromiumConfig
 
         shots = str(out / "screenshots") if args.screenshots else None
