@@ -104,6 +104,20 @@ def test_two_phases_killed_and_resumed(killed_run):
     assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 
 
+def _phase_1_of(src: Path, run: Path, **settings) -> dict:
+    """A copy of finished run `src` as it stood after phase 1 (phase 2, the final eval and the
+    TensorBoard folder left out, the metrics cut to phase 1), with `settings` changed in its saved
+    config; returns that config. Resuming it runs phase 2 under the new settings."""
+    import shutil
+
+    shutil.copytree(src, run, ignore=lambda d, names: {"phase-002", "final", "tb"} & set(names) if Path(d) == src else set())
+    cfg = {**json.loads((run / "train_config.json").read_text()), **settings}
+    (run / "train_config.json").write_text(json.dumps(cfg))
+    lines = [x for x in (run / "metrics.jsonl").read_text().splitlines() if json.loads(x)["phase"] == 1]
+    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines))
+    return cfg
+
+
 class TaskWriter:
     """An LLM that answers the curriculum prompt with fixed lines for the site(s) it names: one plain
     task, one quoting an entity no site has, one out of reach (the loop's LLM path is under test)."""
@@ -130,22 +144,15 @@ def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path)
     scripted writer): cross-site seeds included, the feasibility filter drops the made-up entity
     and the out-of-reach request, the tasks (eval type "orm") are saved and read back, and the run
     finishes and resumes to a no-op."""
-    import shutil
-
     from webrl.agent.server import ModelServer
     from webrl.models.build import load_tokenizer
     from webrl.tasks.schema import load_tasks
 
     src, sft, _ = killed_run
     run = tmp_path / "llm"
-    shutil.copytree(src, run, ignore=lambda d, names: {"phase-002", "final", "tb"} & set(names) if Path(d) == src else set())
-    cfg = json.loads((run / "train_config.json").read_text())
-    lines = [x for x in (run / "metrics.jsonl").read_text().splitlines() if json.loads(x)["phase"] == 1]
-    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines))
     server = ModelServer(TaskWriter(load_tokenizer(sft / "final")), "writer", port=0).start()
     try:
-        cfg["generator"] = server.url
-        (run / "train_config.json").write_text(json.dumps(cfg))
+        cfg = _phase_1_of(src, run, generator=server.url)
         done = _train(run, sft, None)
         again = _train(run, sft, None)
     finally:
@@ -703,18 +710,11 @@ def test_the_whole_split_start_and_final_evals(killed_run, tmp_path):
 def test_no_curriculum_draws_phase_2_from_the_train_split(killed_run, tmp_path):
     """`--no-curriculum` (the ablation): from phase 2 on the tasks are a fresh site-stratified draw
     of train-split tasks, not generated ones."""
-    import shutil
-
     from webrl.tasks.schema import load_tasks
 
     src, sft, _ = killed_run
     run = tmp_path / "nocur"
-    shutil.copytree(src, run, ignore=lambda d, names: {"phase-002", "final", "tb"} & set(names) if Path(d) == src else set())
-    cfg = json.loads((run / "train_config.json").read_text())
-    cfg["curriculum"] = False
-    (run / "train_config.json").write_text(json.dumps(cfg))
-    lines = [x for x in (run / "metrics.jsonl").read_text().splitlines() if json.loads(x)["phase"] == 1]
-    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines))
+    _phase_1_of(src, run, curriculum=False)
     done = _train(run, sft, None)
     assert done.returncode == 0, done.stderr[-3000:]
     train_ids = {str(t.task_id) for t in load_split("train")}
