@@ -125,7 +125,8 @@ def plot_study(table: dict) -> str:
     colors = [{"start": "#9aa5b1", BAR: "#6a9f58"}.get(n, "#2f6fdf") for n in names]  # start, SFT bar, methods
     ax.bar(range(len(names)), means, 0.6, yerr=stds, capsize=4, color=colors)
     for x, (m, e, n) in enumerate(zip(means, stds, names, strict=True)):  # the label clears the error bar
-        ax.text(x, m + e + 0.5, f"{m:.1f}\nn={table[n]['all']['n']}", ha="center", va="bottom", fontsize=7)
+        seeds = "" if n == "start" else f"\nn={table[n]['all']['n']}"  # (the start: one actor, however many runs)
+        ax.text(x, m + e + 0.5, f"{m:.1f}{seeds}", ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, max([m + e for m, e in zip(means, stds, strict=True)] + [1.0]) * 1.3 + 1)  # room for the labels
     ax.set_xticks(range(len(names)), names, fontsize=8, rotation=15)
     ax.set_ylabel("final success (%), mean ± std")
