@@ -5,6 +5,9 @@ folders would shadow each other)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from flask import redirect, render_template_string, request, url_for
@@ -116,3 +119,16 @@ def play(env, task, solver) -> tuple[float, list[str]]:
             return reward, actions
         view.update(obs, info)
     raise AssertionError(f"solver for {task.task_id} stopped without exit()")
+
+
+def train_cli(run: Path, sft: Path, fault: str | None) -> subprocess.CompletedProcess:
+    """`webrl train` in a subprocess (a new run on cpu-tiny, or `--resume`), `WEBRL_FAULT` set to
+    kill it at a point (e.g. "rollout:2")."""
+    env = {**os.environ, "WEBRL_FAULT": fault or ""}
+    args = [sys.executable, "-m", "webrl.cli.main", "train", "--run", str(run), "--no-progress"]
+    if (run / "train_config.json").exists():
+        args.append("--resume")
+    else:
+        args += ["--preset", "cpu-tiny", "--init", str(sft / "final"), "--reward", "oracle",
+                 "--demos", str(sft / "demos.jsonl")]  # fmt: skip
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)

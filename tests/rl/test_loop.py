@@ -4,11 +4,7 @@ resumed to completion with no lost or duplicated trajectory."""
 import gzip
 import importlib.util
 import json
-import os
 import re
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
+
+from support import train_cli  # noqa: E402
 
 from webrl.cli.main import build_parser, main  # noqa: E402
 from webrl.cli.train_cmds import loop_config  # noqa: E402
@@ -33,36 +31,6 @@ from webrl.rl.loop import (  # noqa: E402
 from webrl.rl.loop_config import LOOP_PRESETS, LOOP_TRAIN, METRICS  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
-
-
-def _train(run: Path, sft: Path, fault: str | None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "WEBRL_FAULT": fault or ""}
-    args = [sys.executable, "-m", "webrl.cli.main", "train", "--run", str(run), "--no-progress"]
-    if (run / "train_config.json").exists():
-        args.append("--resume")
-    else:
-        args += ["--preset", "cpu-tiny", "--init", str(sft / "final"), "--reward", "oracle",
-                 "--demos", str(sft / "demos.jsonl")]  # fmt: skip
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
-
-
-@pytest.fixture(scope="module")
-def killed_run(tmp_path_factory):
-    """A cpu-tiny run killed mid-rollout, then mid-update, then resumed: (run, sft, last stdout)."""
-    tmp_path = tmp_path_factory.mktemp("loop")
-    sft = tmp_path / "sft"
-    assert main(["sft", "--preset", "cpu-tiny", "--limit", "6", "--out", str(sft), "--no-progress"]) == 0
-    run = tmp_path / "run"
-    killed = _train(run, sft, "rollout:2")  # dies after the 2nd finished rollout episode of phase 1
-    assert killed.returncode == 137, killed.stderr[-2000:]
-    eps = (run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()
-    assert len(eps) == 2
-    killed = _train(run, sft, "actor:2")  # resumes the rollouts, dies at the actor's 2nd checkpoint
-    assert killed.returncode == 137, killed.stderr[-2000:]
-    assert (run / "phase-001" / "actor" / "ckpt-2" / "trainer_state.pt").exists()
-    done = _train(run, sft, None)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return run, sft, done.stdout
 
 
 def test_two_phases_killed_and_resumed(killed_run):
@@ -101,7 +69,7 @@ def test_two_phases_killed_and_resumed(killed_run):
         actor = [json.loads(x) for x in (run / "phase-001" / "actor" / "metrics.jsonl").read_text().splitlines()]
         got = read_scalars(run / "phase-001" / "actor" / "tb")["losses/actor"]  # over the killed and resumed fit
         assert got == pytest.approx({m["step"]: m["losses/actor"] for m in actor})
-    assert _train(run, sft, None).returncode == 0  # a finished run resumes to a no-op
+    assert train_cli(run, sft, None).returncode == 0  # a finished run resumes to a no-op
 
 
 def _phase_1_of(src: Path, run: Path, **settings) -> dict:
@@ -153,8 +121,8 @@ def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path)
     server = ModelServer(TaskWriter(load_tokenizer(sft / "final")), "writer", port=0).start()
     try:
         cfg = _phase_1_of(src, run, generator=server.url)
-        done = _train(run, sft, None)
-        again = _train(run, sft, None)
+        done = train_cli(run, sft, None)
+        again = train_cli(run, sft, None)
     finally:
         server.close()
     assert done.returncode == 0, done.stderr[-3000:]
@@ -180,7 +148,7 @@ def test_a_resumed_run_estimates_what_is_left_from_finished_phases(killed_run, t
     (copy / "phase-002" / "stages.json").write_text(json.dumps(stages))
     lines = (copy / "metrics.jsonl").read_text().splitlines()
     (copy / "metrics.jsonl").write_text(lines[0] + "\n")
-    resumed = _train(copy, sft, None)
+    resumed = train_cli(copy, sft, None)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     first = next(x for x in resumed.stdout.splitlines() if x.startswith("== phase 2/2"))
     assert "min left" in first  # phase 1 ran in an earlier process; its minutes still count
@@ -202,7 +170,7 @@ def test_an_archived_finished_run_resumes_to_a_no_op(killed_run, tmp_path, monke
         return {p: p.read_bytes() for p in copy.rglob("*") if p.is_file() and p.name != "invocations.jsonl" and "tb" not in p.parts}
 
     before = records()
-    resumed = _train(copy, sft, None)
+    resumed = train_cli(copy, sft, None)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert records() == before
 
@@ -433,158 +401,6 @@ def test_stratified_subset_spreads_over_sites():
     assert stratified(tasks, 0, seed=0) == tasks
 
 
-def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
-    pytest.importorskip("matplotlib")
-    from webrl.env.chromium_engine import chromium_available, find_chromium
-
-    if not chromium_available():
-        pytest.skip("needs Chromium and playwright (`make test` installs both)")
-    from playwright.sync_api import sync_playwright
-
-    run, _, _ = killed_run
-    shot_run = tmp_path / "with-shots"  # a copy whose final episodes carry screenshots
-    import shutil
-
-    shutil.copytree(run, shot_run)
-    out = tmp_path / "report.html"
-    from webrl.orm.metrics import report as orm_report
-
-    orm_eval = tmp_path / "orm_eval.json"  # an `orm eval` result, as it writes one
-    orm_trajs = [{"label": True, "site": "shop"}, {"label": False, "site": "shop"}, {"label": False, "site": "map"}]
-    orm_rep = orm_report([0.9, 0.2, 0.7], orm_trajs)  # as `webrl demo` writes it: + the loop's threshold
-    orm_rep["at_loop_threshold"] = orm_report([0.9, 0.2, 0.7], orm_trajs, threshold=0.75)
-    orm_eval.write_text(json.dumps(orm_rep))
-    study = tmp_path / "study"  # a `webrl study` folder: two seeds of one config, one of another
-    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
-        shutil.copytree(run, study / name / f"seed-{seed}")
-    assert main(["report", str(tmp_path / "nothing"), "--out", str(out)]) == 2
-    assert main(["report", str(run), "--out", str(out), "--orm-eval", str(tmp_path / "no.json")]) == 2
-    assert not out.exists()  # refused before writing anything
-    assert main(["report", str(run), str(shot_run), str(study), "--out", str(out), "--orm-eval", str(orm_eval),
-                 "--png-dir", str(tmp_path / "png")]) == 0  # fmt: skip
-    pngs = {p.name: p.read_bytes() for p in (tmp_path / "png").iterdir()}
-    assert {"study-0.png", "study-curves-0.png", "phases-webrl_seed-1.png", "before-after.png"} <= set(pngs)
-    assert all(b.startswith(b"\x89PNG") and len(b) > 1000 for b in pngs.values())
-    text = out.read_text()
-    assert "<td>1.000</td>" in text  # overall AUC: the success outscores both failures
-    assert "(positive: P &gt; 0.5)" in text and "(positive: P &gt; 0.75)" in text
-    assert "Methods × sites, mean ± std over seeds" in text and "<td>webrl</td>" in text and "(n=2)" in text
-    data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
-    viewed = json.loads(data.replace("<\\/", "</"))
-    sources = {e["source"].split(" · ")[0] for e in viewed}
-    from webrl.rollout.taxonomy import CLASSES
-
-    assert all((e["error_class"] is None) == bool(e["success"]) and e["error_class"] in (None, *CLASSES) for e in viewed)
-    assert {"run", "with-shots", "webrl/seed-0", "no_replay/seed-0"} <= sources  # a study's first seeds
-    assert "webrl/seed-1" not in sources
-    # in a thread of its own: the sync API refuses a thread where an event loop runs, and an earlier
-    # test in the same worker process may have left one on the main thread
-    def check(errors: list) -> None:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
-            page = browser.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(out.as_uri())
-            shot = tmp_path / "report.png"
-            page.screenshot(path=str(shot), full_page=True)
-            sizes = page.eval_on_selector_all("img.plot", "els => els.map(e => [e.alt, e.naturalWidth, e.naturalHeight])")
-            alts = {a for a, _, _ in sizes}
-            assert {"before-after", "errors", "buckets", "phases-run", "stats-run", "study-0", "study-curves-0",
-                    "phases-webrl/seed-1"} <= alts  # fmt: skip
-            # 5 runs: each one's phases folded but the first, whose block is open
-            assert page.eval_on_selector_all("details", "els => els.map(e => e.open)") == [True] + [False] * 4
-            assert all(w > 100 and h > 100 for _, w, h in sizes), sizes
-            assert "Runs × sites" in page.content()
-            # the viewer, for a run without and with screenshots
-            eps = [json.loads(x) for x in (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()]
-            eps[0]["steps"][0]["screenshot"] = str(shot)
-            (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
-            assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
-            page.goto(out.with_name("report-viewer.html").as_uri())
-            options = page.eval_on_selector_all("#pick option", "els => els.map(e => e.textContent)")
-            assert len(options) >= 16  # 2 runs x 2 phases x 4 rollouts
-            assert not any("webrl/seed-" in t for t in options)  # this call had no study
-            assert page.locator(".step").count() >= 1 and page.locator("img.shot").count() == 0
-            shot_idx = next(i for i, t in enumerate(options) if "with-shots · phase-001" in t)
-            page.select_option("#pick", str(shot_idx))
-            assert page.locator("img.shot").count() == 1
-            assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
-            summary = page.text_content("#summary")  # a failure names its error class
-            assert re.search(r" · (success|failure: (fail_to_attempt|fail_to_recover|stuck_midway|wrong_page|other))$", summary), summary
-            assert page.locator("pre").first.text_content().startswith("URL: ")
-            browser.close()
-
-    errors: list = []
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(check, errors).result()
-    assert not errors, errors
-
-
-def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
-    from webrl.eval.study import format_results, outcomes, paired, results, sign_test
-
-    run, sft, _ = killed_run
-    import shutil
-
-    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
-        shutil.copytree(run, tmp_path / name / f"seed-{seed}")
-    # a run still going (its last phase's eval not done) is not counted, whatever subset evals it has
-    shutil.copytree(run, tmp_path / "no_replay" / "seed-1")
-    cfg = json.loads((run / "train_config.json").read_text())
-    (tmp_path / "no_replay" / "seed-1" / f"phase-{cfg['phases']:03d}" / "eval" / "done").unlink()
-    shutil.rmtree(tmp_path / "no_replay" / "seed-1" / "final", ignore_errors=True)
-    table = results(tmp_path, ["webrl", "no_replay"], [0, 1])
-    assert set(table) == {"start", "webrl", "no_replay"}
-    assert table["webrl"]["all"]["n"] == 2 and table["webrl"]["all"]["std"] == 0.0 and table["no_replay"]["all"]["n"] == 1
-    # the same actor trained into identical copies: each final eval against its own start eval
-    f0 = outcomes(tmp_path / "webrl" / "seed-0" / "final" / "eval") or outcomes(
-        tmp_path / "webrl" / "seed-0" / f"phase-{cfg['phases']:03d}" / "eval")
-    s0 = outcomes(tmp_path / "webrl" / "seed-0" / "phase-000" / "eval")
-    w, lo = paired(s0, f0)
-    assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": float(f"{sign_test(2 * w, 2 * lo):.3g}")}
-    md = format_results(table)
-    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | wall min | tasks won / lost vs start |")
-    # a run's wall minutes: its phases' (metrics.jsonl) plus its final eval's, by hand from the files
-    r0 = tmp_path / "webrl" / "seed-0"
-    final = r0 / "final" / "eval" / "summary.json"
-    phases = sum(json.loads(x)["minutes"] for x in (r0 / "metrics.jsonl").read_text().splitlines())
-    want = phases + (json.loads(final.read_text())["wall_minutes"] if final.exists() else 0.0)
-    assert table["webrl"]["minutes"]["n"] == 2 and abs(table["webrl"]["minutes"]["mean"] - want) < 0.01
-    assert "minutes" not in table["start"]
-    assert table["webrl"]["steps"]["n"] == 2 and "steps" not in md.splitlines()[0].split("| mean steps")[0]
-    assert md.split("| start |")[1].splitlines()[0].endswith("| - |")  # the start has nothing to pair with
-    assert " ± 0.0 (n=2)" in md.split("| webrl |")[1].splitlines()[0]
-    assert " ± " not in md.split("| no_replay |")[1].splitlines()[0]  # one seed: no spread to show
-    # --table writes the table of the finished runs and runs nothing (no --init needed)
-    assert main(["study", "--out", str(tmp_path), "--table"]) == 0  # configs and seeds: the folder's
-    assert json.loads((tmp_path / "results.json").read_text())["no_replay"]["all"]["n"] == 1
-    assert main(["study", "--out", str(tmp_path / "none"), "--table"]) == 2
-    assert main(["study", "--out", str(tmp_path)]) == 2  # running needs --init
-    assert main(["study", "--out", str(tmp_path), "--init", "x", "--archive", str(tmp_path / "a")]) == 2  # inside
-    # the command resumes finished runs (no-ops) and writes the table
-    archived = tmp_path.parent / f"{tmp_path.name}-archive"
-    assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
-                 "--seeds", "1", "--configs", "webrl", "--threads", str(torch.get_num_threads()), "--no-progress",
-                 "--archive", str(archived)]) == 0  # fmt: skip
-    printed = capsys.readouterr().out
-    assert (tmp_path / "results.md").exists() and "| webrl |" in printed
-    # --archive: the slim copy was refreshed after the run, and its table is the study's
-    assert (archived / "ARCHIVE.json").exists() and (archived / "results.md").read_text() == (tmp_path / "results.md").read_text()
-    assert not list(archived.rglob("*.safetensors")) and not list(archived.rglob("*.pt"))
-    assert f"#### study: webrl, seed 0 -> {tmp_path / 'webrl' / 'seed-0'} (run 1 of 1)\n" in printed  # done: no ETA
-    saved = json.loads((tmp_path / "study_config.json").read_text())  # what ran, for a rerun and the report
-    assert saved["configs"] == ["webrl"] and saved["seeds"] == [0] and saved["args"]["preset"] == "cpu-tiny"
-    # run in parts: a later invocation with other configs adds to the study, not replaces it
-    cfg_path = tmp_path / "no_replay" / "seed-0" / "train_config.json"  # (a copy of a webrl run: make it no_replay's)
-    cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), "replay": False}))
-    assert main(["study", "--out", str(tmp_path), "--init", str(sft / "final"), "--preset", "cpu-tiny", "--demos", str(sft / "demos.jsonl"),
-                 "--seeds", "1", "--configs", "no_replay", "--threads", str(torch.get_num_threads()), "--no-progress"]) == 0  # fmt: skip
-    saved = json.loads((tmp_path / "study_config.json").read_text())
-    assert saved["configs"] == ["webrl", "no_replay"] and saved["seeds"] == [0]
-    assert "| webrl |" in (tmp_path / "results.md").read_text() and "| no_replay |" in (tmp_path / "results.md").read_text()
-
-
 def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
     """The `gpu` presets' shape on cpu-tiny: no LoRA, every weight trained. Phase 2's curriculum
     scores its tasks with phase 1's critic, whose backbone is then a whole checkpoint. Rollouts and
@@ -613,45 +429,6 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
         assert len((tmp_path / "run" / folder / "episodes.jsonl").read_text().splitlines()) == config["tasks"]
     actor = tmp_path / "run" / "phase-002" / "actor" / "final"
     assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()
-
-
-def test_an_archived_study_regenerates_its_table_and_report(killed_run, tmp_path, monkeypatch):
-    """`webrl archive` of a study: no weights, no page text, and the table and the report come out the
-    same from it (large episode files read through their .gz)."""
-    pytest.importorskip("matplotlib")
-    import shutil
-
-    from webrl.eval import archive as arch
-    from webrl.eval.study import results
-
-    run, _, _ = killed_run
-    study, out = tmp_path / "study", tmp_path / "archive"
-    for name, seed in (("webrl", 0), ("webrl", 1), ("no_replay", 0)):
-        shutil.copytree(run, study / name / f"seed-{seed}")
-    monkeypatch.setattr(arch, "GZIP_OVER", 2000)  # so the episode files here take the .gz path
-    assert main(["archive", str(study), "--out", str(study / "a")]) == 2  # inside the source: refused
-    assert main(["archive", str(study), "--out", str(out)]) == 0
-    size = lambda root: sum(f.stat().st_size for f in root.rglob("*") if f.is_file())  # noqa: E731
-    assert size(out) < size(study) / 10
-    assert list(out.rglob("episodes.jsonl.gz")) and not list(out.rglob("*.safetensors")) and not list(out.rglob("tb"))
-    eps = read_jsonl(out / "webrl" / "seed-0" / "phase-001" / "rollouts" / "episodes.jsonl")
-    full = read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl")
-    assert [e["task_id"] for e in eps] == [e["task_id"] for e in full]
-    assert all("final_obs" not in e and all("obs" not in st for st in e["steps"]) for e in eps)
-    assert [st["response"] for st in eps[0]["steps"]] == [st["response"] for st in full[0]["steps"]]
-    names, seeds = ["webrl", "no_replay"], [0, 1]
-    assert results(out, names, seeds) == results(study, names, seeds)
-    assert main(["report", str(out), "--out", str(tmp_path / "r.html")]) == 0
-    assert main(["report", str(study), "--out", str(tmp_path / "s.html")]) == 0
-    imgs = lambda f: (tmp_path / f).read_text().count('<img class="plot"')  # noqa: E731
-    assert imgs("r.html") == imgs("s.html") > 3
-    def viewer_steps(name: str) -> list[dict]:
-        data = (tmp_path / name).read_text().split('type="application/json">')[1].split("</script>")[0]
-        return [st for e in json.loads(data.replace("<\\/", "</")) for st in e["steps"]]
-
-    archived, full = viewer_steps("r-viewer.html"), viewer_steps("s-viewer.html")
-    assert len(archived) == len(full) > 0 and [st["response"] for st in archived] == [st["response"] for st in full]
-    assert all("obs" not in st for st in archived) and all(st["obs"].startswith("URL: ") for st in full)  # pages: not kept
 
 
 def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys):
@@ -715,7 +492,7 @@ def test_no_curriculum_draws_phase_2_from_the_train_split(killed_run, tmp_path):
     src, sft, _ = killed_run
     run = tmp_path / "nocur"
     _phase_1_of(src, run, curriculum=False)
-    done = _train(run, sft, None)
+    done = train_cli(run, sft, None)
     assert done.returncode == 0, done.stderr[-3000:]
     train_ids = {str(t.task_id) for t in load_split("train")}
     tasks = load_tasks(run / "phase-002" / "tasks.json")
