@@ -1,6 +1,7 @@
 """Critic scorer and value head, actor loss functions, and the curriculum generators/filters."""
 
 import random
+import string
 
 import pytest
 
@@ -12,6 +13,8 @@ from webrl.models.scoring import IGNORE, selected_logprobs  # noqa: E402
 from webrl.rl.actor import ACTOR_LOSSES, RLExample, make_loss_fn, row_logprobs  # noqa: E402
 from webrl.rl.critic import train_value_head  # noqa: E402
 from webrl.rl.curriculum import (  # noqa: E402
+    CONSTRAINT_PAIRS,
+    constraint_partners,
     feasible,
     llm_candidates,
     offline_generate,
@@ -24,6 +27,7 @@ from webrl.rl.curriculum import (  # noqa: E402
 from webrl.rl.loop_config import METRICS  # noqa: E402
 from webrl.sites.world import WorldApp  # noqa: E402
 from webrl.tasks.family import SeedDB  # noqa: E402
+from webrl.tasks.registry import families as families_registry  # noqa: E402
 from webrl.tasks.splits import load_split  # noqa: E402
 
 
@@ -151,6 +155,36 @@ def test_offline_generator_rephrases_when_asked():
     assert rephrase("Open the cart page", random.Random(0)) in ("Go to the cart page", "Navigate to the cart page")
     assert rephrase("Rate the mug", random.Random(0)) is None
     assert plain == offline_generate(seeds, db, 24, seed=3, exclude=set(test_intents), prefix="p2-", rephrase_share=0.0)
+
+
+def test_offline_generator_adds_and_removes_constraints_when_asked():
+    """`constraint_share`: from a seed whose family has a partner one constraint narrower or broader
+    (CONSTRAINT_PAIRS), tasks of that partner; off by default, and then the draws of the runs before it."""
+    fams = families_registry()
+    for broad, narrow in CONSTRAINT_PAIRS:  # the table names real families; the narrow one keeps every slot
+        slots = [{f for _, f, _, _ in string.Formatter().parse(fams[x].template) if f} for x in (broad, narrow)]
+        assert fams[broad].sites == fams[narrow].sites and slots[0] < slots[1], (broad, narrow)
+    assert constraint_partners("shop.open_category") == [("shop.category_sorted", "added constraint")]
+    assert constraint_partners("map.save_with_note") == [("map.save_place", "removed constraint")]
+    assert constraint_partners("shop.product_price") == []
+    train = load_split("train")
+    by_family = {t.family: t for t in train}
+    seeds = [by_family[f] for f in ("shop.open_category", "forum.post_and_comment", "code.fork_project", "shop.product_price")]
+    test_intents = {t.intent for t in load_split("test")}
+    db = SeedDB(WorldApp().store.snapshot)
+    plain = offline_generate(seeds, db, 16, seed=5, exclude=set(test_intents), prefix="p2-")
+    out = offline_generate(seeds, db, 16, seed=5, exclude=set(test_intents), prefix="p2-", constraint_share=1.0)
+    assert len(out) == 16 and not {t.intent for t, _ in out} & test_intents
+    seed_family = {s.task_id: s.family for s in seeds}
+    for task, how in out:
+        partners = dict(constraint_partners(seed_family[how["seed_task"]]))
+        if partners:  # every seed with a partner gave its partner's tasks
+            assert how["how"] == partners[task.family], (task.family, how)
+        else:
+            assert how["how"] in ("same-family", "sibling")
+    assert {how["how"] for _, how in out} >= {"added constraint", "removed constraint"}
+    assert "sorted by" in next(t.intent for t, _ in out if t.family == "shop.category_sorted")
+    assert plain == offline_generate(seeds, db, 16, seed=5, exclude=set(test_intents), prefix="p2-", constraint_share=0.0)
 
 
 def test_llm_reply_parsing_and_feasibility_rule():

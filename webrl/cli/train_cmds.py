@@ -37,7 +37,7 @@ def given_fields(args: argparse.Namespace) -> dict:
              "train_tasks": args.train_tasks, "reward": args.reward, "actor_loss": args.actor_loss,
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma,
              "orm_threshold": args.orm_threshold, "generator": args.generator, "fill": args.curriculum_fill,
-             "rephrase_share": args.rephrase_share,
+             "rephrase_share": args.rephrase_share, "constraint_share": args.constraint_share,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
              "replay_ratio": args.replay_ratio, "workers": args.workers,
@@ -197,6 +197,9 @@ def add_commands(sub) -> None:
     t.add_argument("--rephrase-share", type=float, default=None, metavar="P",
                    help="offline curriculum: re-phrase this share of the generated tasks (same task, other words; "
                         "default 0)")
+    t.add_argument("--constraint-share", type=float, default=None, metavar="P",
+                   help="offline curriculum: for this share of the seeds whose family has a partner one constraint "
+                        "narrower or broader (rl/curriculum.py CONSTRAINT_PAIRS), generate from the partner (default 0)")
     t.add_argument("--curriculum-fill", default=None, metavar="nearest|train",
                    help="when too few generated tasks pass the critic window: top the phase up with the other "
                         "candidates nearest the window (nearest, default) or with unused train-split tasks (train)")

@@ -6,6 +6,10 @@ Offline generator (the embedded default), per failed seed task, round-robin:
     (slot values from the training half only, so no test-split task can appear);
   - sibling family: another family of the same site(s) and kind (info / nav /
     state / multi / infeasible) with fresh entities;
+  - added or removed constraint (with `constraint_share` > 0, off by default like the
+    re-phrasings): the family one constraint narrower or broader than the seed's
+    (`CONSTRAINT_PAIRS`: "Show me the X category." <-> "... sorted by Y", "Save X to my
+    places." <-> "... with the note Z", ...), fresh entities;
   - re-phrased (with `rephrase_share` > 0, off by default so that runs stay comparable
     with the studies made before it): either of the above in other words (`REPHRASINGS`:
     "What is the X?" -> "Tell me the X.", "Open the X" -> "Go to the X", ...), the same
@@ -65,6 +69,27 @@ REPHRASINGS: tuple[tuple[re.Pattern, tuple[str, ...]], ...] = tuple((re.compile(
 ))  # fmt: skip
 
 
+# (broader family, narrower family): the narrower one asks for the same thing under one more
+# constraint or requirement; every slot of the broader one is a slot of the narrower (a test checks)
+CONSTRAINT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("shop.open_category", "shop.category_sorted"),  # + sorted by an order
+    ("shop.place_order", "shop.gift_bundle"),  # + a second item, a recipient and an address
+    ("admin.approve_reviews", "admin.moderate_by_rating"),  # + only those rated k stars or more
+    ("forum.open_forum", "forum.forum_sorted"),  # + sorted
+    ("forum.create_post", "forum.post_and_comment"),  # + a comment on the new post
+    ("code.add_member", "code.add_two_members"),  # + a second user
+    ("code.fork_project", "code.fork_and_describe"),  # + the fork's description
+    ("map.save_place", "map.save_with_note"),  # + a note
+)
+
+
+def constraint_partners(name: str) -> list[tuple[str, str]]:
+    """The families one constraint away from family `name`: [(partner, "added constraint" |
+    "removed constraint")]."""
+    return [(narrow, "added constraint") for broad, narrow in CONSTRAINT_PAIRS if broad == name] + [
+        (broad, "removed constraint") for broad, narrow in CONSTRAINT_PAIRS if narrow == name]
+
+
 def rephrase(intent: str, rng: random.Random) -> str | None:
     """`intent` in other words (a `REPHRASINGS` rewrite of its opening, variant drawn from `rng`),
     or None when no rewrite applies."""
@@ -76,7 +101,7 @@ def rephrase(intent: str, rng: random.Random) -> str | None:
 
 def offline_generate(
     seeds: list[Task], db: SeedDB, n: int, seed: int, exclude: set[str], sibling_share: float = 0.5, prefix: str = "c",
-    rephrase_share: float = 0.0,
+    rephrase_share: float = 0.0, constraint_share: float = 0.0,
 ) -> list[tuple[Task, dict]]:
     """Up to `n` new tasks with provenance {"seed_task", "how"} (see module docstring)."""
     fams = families()
@@ -95,6 +120,9 @@ def offline_generate(
         siblings = [x for x in by_kind[(tuple(fam.sites), fam.kind)] if x != fam.name]
         if siblings and rng.random() < sibling_share:
             fam, how = fams[rng.choice(siblings)], "sibling"
+        if constraint_share > 0 and rng.random() < constraint_share and (partners := constraint_partners(s.family)):
+            name, how = rng.choice(partners)
+            fam = fams[name]
         try:
             task = fam.make(db, rng.randrange(10**9), "train", task_id=f"{prefix}{len(out)}")
         except InfeasibleSlots:

@@ -260,7 +260,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     prefix = f"p{phase}-"
     if cfg.generator == "offline":
         cands = offline_generate(seeds, db, n_cand, cfg.seed + phase, used, prefix=prefix,
-                                 rephrase_share=cfg.rephrase_share)  # fmt: skip
+                                 rephrase_share=cfg.rephrase_share, constraint_share=cfg.constraint_share)  # fmt: skip
         ok = cands
     else:
         from webrl.agent.openai_policy import OpenAIPolicy

@@ -85,6 +85,9 @@ class LoopConfig:
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
     rephrase_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks re-phrased "
                                                                  "(rl/curriculum.py REPHRASINGS; 0 = off)"})  # fmt: skip
+    constraint_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks whose seed "
+                                                                   "family has a constraint partner that add or remove "
+                                                                   "a constraint (CONSTRAINT_PAIRS; 0 = off)"})  # fmt: skip
     critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
     critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
     fill: str = field(
@@ -132,6 +135,8 @@ class LoopConfig:
             raise ValueError(f"LoopConfig.fill must be one of {', '.join(FILLS)}, got {self.fill!r}")
         if not 0.0 <= self.rephrase_share <= 1.0:
             raise ValueError(f"LoopConfig.rephrase_share must be in [0, 1], got {self.rephrase_share}")
+        if not 0.0 <= self.constraint_share <= 1.0:
+            raise ValueError(f"LoopConfig.constraint_share must be in [0, 1], got {self.constraint_share}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"LoopConfig.lam (λ of eq. 9) must be in [0, 1], got {self.lam}")
         if not 0.0 < self.gamma <= 1.0:
