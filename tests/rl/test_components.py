@@ -83,6 +83,41 @@ def test_value_head_learns_and_roundtrips(tmp_path):
     assert backbone == "runs/x/actor" and torch.allclose(values(head2, x), v)
 
 
+def test_tune_critic_trains_its_adapter_and_head_and_nothing_else():
+    """critic_backbone lora: eq. 8 through the backbone lowers the BCE the warm head reached on frozen
+    features, and changes only the critic adapter and the head (the actor's adapter and the base stay)."""
+    from webrl.models.build import build
+    from webrl.models.config import LoraSpec, preset
+    from webrl.models.lora import attach_lora, use_adapter
+    from webrl.rl.critic import tune_critic
+
+    model, tok = build(preset("cpu-tiny"))
+    attach_lora(model, LoraSpec(r=4, alpha=8), "critic")
+    words = ["cart", "order", "price", "review", "forum", "issue", "map", "note"]
+    pairs = [(a, b) for a in words for b in words]
+    prompts = [tuple(tok(f"task {a} then {b}", add_special_tokens=False)["input_ids"]) for a, b in pairs]
+    y = torch.tensor([float((words.index(a) + words.index(b)) % 2) for a, b in pairs])  # a parity of two words
+    steps = [Step(p, ()) for p in prompts]
+    before = {n: p.detach().clone() for n, p in model.named_parameters() if ".critic." not in n}
+    with use_adapter(model, "critic"):
+        feats, _, _ = score_steps(model, steps, tok.pad_token_id)
+        head = ValueHead(feats.shape[1], width=32)
+        train_value_head(head, feats, y, epochs=10, lr=1e-2)
+        warm = torch.nn.functional.binary_cross_entropy(values(head, feats), y).item()
+        losses = tune_critic(model, head, prompts, y, tok.pad_token_id, epochs=8, lr=3e-3, head_lr=3e-3,
+                             max_batch_tokens=256)  # fmt: skip
+        feats2, _, _ = score_steps(model, steps, tok.pad_token_id)
+    tuned = torch.nn.functional.binary_cross_entropy(values(head, feats2), y).item()
+    assert len(losses) == 8 and losses[-1] < losses[0] and tuned < 0.8 * warm, (warm, tuned, losses)
+    assert not torch.allclose(feats, feats2)  # the backbone moved ...
+    for n, p in model.named_parameters():  # ... through the critic adapter only
+        if ".critic." not in n:
+            assert torch.equal(p, before[n]), n
+    assert any(".critic." in n and p.abs().sum() > 0 for n, p in model.named_parameters() if "lora_B" in n)
+    with pytest.raises(ValueError, match="no trainable parameters"):
+        tune_critic(model.get_base_model().requires_grad_(False), head, prompts, y, tok.pad_token_id)
+
+
 def test_actor_loss_functions(tiny):
     model, tok = tiny
     ids, mask, labels = _pack(tok, PAIRS)

@@ -367,7 +367,8 @@ def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, t
                          "demos": str(sft / "demos.jsonl"), "phases": 1})  # fmt: skip
     awr = replace(base, method="awr", actor_loss="eq6", beta=0.3, lam=0.7, gamma=0.9, ppl_lo=1.0, ppl_hi=3.0,
                   replay_ratio=1.0, replay_sample=2.0, curriculum=False, candidates=2.0, critic_lo=0.1,
-                  critic_hi=0.9, critic_replay=True, critic_epochs=2, critic_lr=3e-3, eval_max_steps=2,
+                  critic_hi=0.9, critic_replay=True, critic_epochs=2, critic_lr=3e-3, critic_backbone="lora",
+                  critic_tune_epochs=2, rephrase_share=0.5, constraint_share=0.5, eval_max_steps=2,
                   eval_subset=2, train=replace(base.train, lr=5e-4))  # fmt: skip
     # left alone: phases (one is enough), the generator (an endpoint), replay/ppl_filter/fill (their
     # windows and ratio are changed instead), final_eval (off on cpu-tiny already)
@@ -429,6 +430,42 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
         assert len((tmp_path / "run" / folder / "episodes.jsonl").read_text().splitlines()) == config["tasks"]
     actor = tmp_path / "run" / "phase-002" / "actor" / "final"
     assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()
+
+
+def test_two_phases_with_a_critic_whose_backbone_is_trained(killed_run, tmp_path):
+    """--critic-backbone lora: phase 1's critic is its own LoRA adapter (from π_ref's, trained with the
+    head), saved as a checkpoint that phase 2's curriculum filter scores its candidates with; the
+    actor's adapter is not the critic's."""
+    from safetensors.torch import load_file
+
+    from webrl.rl.loop import train
+
+    _, sft, _ = killed_run
+    cfg = LoopConfig(**{**LOOP_PRESETS["cpu-tiny"], "init": str(sft / "final"), "reward": "oracle",
+                        "demos": str(sft / "demos.jsonl"), "critic_backbone": "lora", "critic_tune_epochs": 2})  # fmt: skip
+    line = train(cfg, tmp_path / "run", progress=False)
+    assert line["phase"] == 2 and "curriculum/generated" in line
+    p1 = tmp_path / "run" / "phase-001"
+    meta = json.loads((p1 / "critic" / "critic.json").read_text())
+    assert meta["backbone"] == str(p1 / "critic" / "backbone")
+    weights = [load_file(d / "adapter_model.safetensors") for d in (sft / "final", p1 / "critic" / "backbone",
+                                                                    p1 / "actor" / "final")]  # fmt: skip
+    assert set(weights[0]) == set(weights[1]) == set(weights[2])  # one adapter shape, three different weights
+    for a, b in ((0, 1), (1, 2)):
+        assert any(not torch.equal(weights[a][k], weights[b][k]) for k in weights[a]), (a, b)
+    metrics = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert all(m["critic/tune_loss"] >= 0 for m in metrics if m.get("phase") in (1, 2) and "critic/loss" in m)
+    tasks = json.loads((tmp_path / "run" / "phase-002" / "tasks.json").read_text())
+    assert all(0.0 <= t["extra"]["critic_value"] <= 1.0 for t in tasks if "critic_value" in t["extra"])
+    assert any("critic_value" in t["extra"] for t in tasks)
+    from webrl.cli.train_cmds import check_inputs
+    from webrl.models.build import build, save_checkpoint
+    from webrl.models.config import TINY, ModelConfig
+
+    full = ModelConfig(base=TINY, autocast_bf16=False, lora=None)  # a fully fine-tuned actor: refused up front
+    save_checkpoint(*build(full), full, tmp_path / "full")
+    with pytest.raises(ValueError, match="not a LoRA checkpoint"):
+        check_inputs(replace(cfg, init=str(tmp_path / "full")))
 
 
 def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys):

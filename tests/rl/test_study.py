@@ -133,6 +133,16 @@ def test_configs_that_differ_only_in_their_update_share_phase_1(tmp_path):
     early = _phase_1(tmp_path / "awr" / "seed-0", base, stages=("tasks", "rollout"))
     assert first_phase_source([early, tmp_path / "missing", src], base) == src
     assert first_phase_source([early], base) is None
+    # a config saved by older code (without the settings added since) is read at their defaults;
+    # one that is no config at all is no source
+    older = _phase_1(tmp_path / "older" / "seed-0", base)
+    saved = json.loads((older / "train_config.json").read_text())
+    for key in ("constraint_share", "critic_backbone", "critic_tune_epochs"):
+        del saved[key]
+    (older / "train_config.json").write_text(json.dumps(saved))
+    assert first_phase_source([older], base) == older
+    (older / "train_config.json").write_text(json.dumps({**saved, "bogus": 1}))
+    assert first_phase_source([older], base) is None
     # an archived run's episodes have lost their pages (the critic needs them): never a source
     from webrl.eval.archive import archive
 

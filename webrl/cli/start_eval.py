@@ -73,7 +73,8 @@ def start_eval_source(runs: list[Path], cfg) -> Path | None:
 UPDATE_ONLY = frozenset({
     "method", "actor_loss", "beta", "lam", "gamma", "replay", "ppl_filter", "ppl_lo", "ppl_hi", "replay_ratio",
     "replay_sample", "curriculum", "generator", "candidates", "critic_lo", "critic_hi", "fill", "critic_replay",
-    "critic_epochs", "critic_lr", "phases", "eval_max_steps", "eval_subset", "final_eval", "train",
+    "critic_epochs", "critic_lr", "critic_backbone", "critic_tune_epochs", "rephrase_share", "constraint_share",
+    "phases", "eval_max_steps", "eval_subset", "final_eval", "train",
 })  # fmt: skip
 SHARED_STAGES = ("tasks", "rollout", "label")
 PHASE_1 = "phase-001"
@@ -99,7 +100,13 @@ def first_phase_source(runs: list[Path], cfg) -> Path | None:
     want = rollout_settings(json.loads(json.dumps(cfg.to_json())))
     for run in runs:
         saved = run / "train_config.json"
-        if not saved.exists() or rollout_settings(read_json(saved)) != want:
+        if not saved.exists():
+            continue
+        try:  # read back through the config class: settings added to the code since are at their defaults
+            theirs = json.loads(json.dumps(type(cfg).from_json(read_json(saved)).to_json()))
+        except (TypeError, ValueError):  # another code's or a broken config: not shareable
+            continue
+        if rollout_settings(theirs) != want:
             continue
         if _shareable(run / PHASE_1):
             return run

@@ -48,6 +48,7 @@ CONFIGS: dict[str, dict] = {
     "no_replay_no_kl": {"replay": False, "actor_loss": "sft"},
     "no_curriculum": {"curriculum": False},
     "critic_replay": {"critic_replay": True},
+    "critic_lora": {"critic_backbone": "lora"},
     "continued_sft": {"method": "sft"},
     "beta_0.1": {"beta": 0.1},
     "beta_10": {"beta": 10.0},

@@ -38,6 +38,7 @@ def given_fields(args: argparse.Namespace) -> dict:
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma,
              "orm_threshold": args.orm_threshold, "generator": args.generator, "fill": args.curriculum_fill,
              "rephrase_share": args.rephrase_share, "constraint_share": args.constraint_share,
+             "critic_backbone": args.critic_backbone, "critic_tune_epochs": args.critic_tune_epochs,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
              "temperature": args.temperature, "replay_sample": args.replay_sample,
              "replay_ratio": args.replay_ratio, "workers": args.workers,
@@ -59,9 +60,12 @@ def given_fields(args: argparse.Namespace) -> dict:
 def check_inputs(cfg) -> None:
     """The files a new run reads, checked before it claims its folder (a run that failed on a typo
     would leave a train_config.json behind that refuses the corrected command): ValueError."""
-    from webrl.models.build import check_model_path
+    from webrl.models.build import check_model_path, is_lora_checkpoint
 
     check_model_path(cfg.init, "--init")
+    if cfg.critic_backbone == "lora" and not is_lora_checkpoint(cfg.init):
+        raise ValueError(f"--critic-backbone lora trains a LoRA adapter beside the actor's, but --init {cfg.init} "
+                         "is not a LoRA checkpoint (a fully fine-tuned model): use --critic-backbone head")
     if cfg.orm:
         check_model_path(cfg.orm, "--orm")
     if cfg.demos and not Path(cfg.demos).is_file():
@@ -193,6 +197,11 @@ def add_commands(sub) -> None:
                    help="replay steps kept: at most this x the phase's new steps (default 2, the paper's)")
     t.add_argument("--critic-replay", action="store_true",
                    help="fit the value head on the kept replay steps too (target 1), not on this phase's rollouts only")
+    t.add_argument("--critic-backbone", default=None, choices=["head", "lora"],
+                   help="head (default): fit the value head on π_ref's cached features; lora: then train a LoRA "
+                        "adapter of the backbone with the head (eq. 8 through the backbone; a LoRA actor only)")
+    t.add_argument("--critic-tune-epochs", type=positive_int, default=None, metavar="N",
+                   help="with --critic-backbone lora: passes of the backbone+head training (default 1)")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")
     t.add_argument("--rephrase-share", type=float, default=None, metavar="P",
                    help="offline curriculum: re-phrase this share of the generated tasks (same task, other words; "

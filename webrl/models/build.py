@@ -127,6 +127,13 @@ def check_model_path(path: str | Path, flag: str) -> None:
         raise ValueError(f"{flag} {path}: no such checkpoint folder (expected e.g. runs/sft/final, or a hub id org/name)")
 
 
+def is_lora_checkpoint(path: str | Path) -> bool:
+    """Whether `path` is a webrl checkpoint that carries a LoRA adapter (not a fully fine-tuned model,
+    an HF directory or a hub id, which load without one)."""
+    p = Path(str(path))
+    return (p / CONFIG_FILE).is_file() and ModelConfig.load(p).lora is not None
+
+
 def load_tokenizer(path: str | Path):
     """The tokenizer of a checkpoint or model directory (or hub id)."""
     p = Path(str(path))

@@ -467,7 +467,12 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     idx, y = critic_targets([float(new[k]["reward"]) for k, _ in new_where], rep_keep, cfg.critic_replay)
     head = ValueHead(feats.shape[1], seed=cfg.seed)
     losses = train_value_head(head, feats[idx], y, cfg.critic_epochs, cfg.critic_lr, seed=cfg.seed) if idx else [0.0]
-    save_critic(head, actor_path, pdir / "critic")
+    backbone, tuned = actor_path, None
+    if cfg.critic_backbone == "lora" and idx:  # then eq. 8 through a LoRA adapter of the backbone, head warm
+        backbone = str(pdir / "critic" / "backbone")
+        tuned, feats = tune_critic_backbone(cfg, model, tok, mcfg, head, all_steps, idx, y, actor_path, backbone,
+                                            progress)  # fmt: skip
+    save_critic(head, backbone, pdir / "critic")
     v = values(head, feats)
     # eq. 9 advantages per trajectory, then the examples
     examples: list[RLExample] = []
@@ -503,8 +508,42 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
     write_jsonl_atomic(path, [asdict(e) for e in examples])
     info = {"critic/loss": round(losses[-1], 4), "replay/kept": len(rep_keep), "replay/scored": len(rep_steps),
             "critic/mean_value": round(float(v[:n_new].mean()), 4) if n_new else None}  # fmt: skip
+    if tuned:
+        info["critic/tune_loss"] = round(tuned[-1], 4)
     stages.mark("critic", info)
     return examples, info
+
+
+def tune_critic_backbone(cfg, model, tok, mcfg, head, steps, idx, targets, actor_path, out: str, progress):
+    """`critic_backbone="lora"`: an adapter "critic" loaded from π_ref's (`actor_path`) beside the actor's,
+    trained with the warm `head` on the prompts of `steps[idx]` against `targets` (rl/critic.py
+    tune_critic), saved to `out` as a checkpoint (the next phase's curriculum filter loads it);
+    returns (loss per epoch, the features of every step through it). The actor is untouched."""
+    from tqdm import tqdm
+
+    from webrl.models.build import save_checkpoint
+    from webrl.models.critic import score_steps
+    from webrl.models.lora import adapters_merged, load_adapter, use_adapter
+    from webrl.rl.critic import tune_critic
+
+    if not hasattr(model, "peft_config"):
+        raise ValueError(f"critic_backbone lora needs a LoRA actor; {actor_path} is fully fine-tuned "
+                         "(use critic_backbone head)")  # fmt: skip
+    load_adapter(model, actor_path, "critic", trainable=True)
+    try:
+        with use_adapter(model, "critic"):
+            bar = tqdm(total=cfg.critic_tune_epochs * len(idx), desc="critic backbone", unit="step",
+                       disable=not progress, leave=False)  # fmt: skip
+            losses = tune_critic(model, head, [steps[i].prompt_ids for i in idx], targets, tok.pad_token_id,
+                                 cfg.critic_tune_epochs, cfg.train.lr, cfg.critic_lr, cfg.train.max_batch_tokens,
+                                 cfg.seed, mcfg.autocast_bf16, bar.update)  # fmt: skip
+            bar.close()
+            save_checkpoint(model, tok, mcfg, out)
+            with adapters_merged(model):
+                feats, _, _ = score_steps(model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)
+    finally:
+        model.delete_adapter("critic")
+    return losses, feats
 
 
 def actor_stage(cfg, examples, model, tok, mcfg, prompt, pdir: Path, stages: Stages, progress) -> dict:

@@ -27,6 +27,7 @@ METRICS = {
     "replay/kept": "replay steps mixed into this phase's actor update after the perplexity filter",
     "critic/loss": "final BCE of the value head (eq. 8)",
     "critic/mean_value": "mean V(s, I) over this phase's on-policy steps",
+    "critic/tune_loss": "final BCE of the backbone+head training (critic_backbone lora)",
     "actor/steps": "optimizer steps of the phase's actor update",
     "actor/loss": "mean actor loss over the epoch (eq. 6 unless another --actor-loss)",
     "actor/kl": "mean log π_θ/π_ref of the trained actions over the epoch (not with --actor-loss released)",
@@ -41,6 +42,7 @@ METRICS = {
 }
 
 
+CRITIC_BACKBONES = ("head", "lora")  # LoopConfig.critic_backbone: what eq. 8 trains
 FILLS = ("nearest", "train")  # LoopConfig.fill: how a phase with too few tasks in the critic window is topped up
 
 # the actor update's optimiser settings unless a preset says otherwise
@@ -102,6 +104,13 @@ class LoopConfig:
     )
     critic_epochs: int = field(default=30, metadata={"help": "value-head epochs over the cached features"})
     critic_lr: float = field(default=1e-3, metadata={"help": "value-head learning rate"})
+    critic_backbone: str = field(
+        default="head",
+        metadata={"help": "head: only the value head is fit, on π_ref's cached features; lora: then a LoRA "
+                  "adapter of the backbone (from π_ref's) and the head are trained together (eq. 8 through the "
+                  "backbone; a LoRA actor only)"},
+    )
+    critic_tune_epochs: int = field(default=1, metadata={"help": "passes of the backbone+head training (lora)"})
     temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature"})
     rollout_max_steps: int = field(default=12, metadata={"help": "steps before a rollout is truncated"})
     eval_max_steps: int = field(default=30, metadata={"help": "steps before an eval episode is truncated"})
@@ -135,6 +144,11 @@ class LoopConfig:
             raise ValueError(f"LoopConfig.fill must be one of {', '.join(FILLS)}, got {self.fill!r}")
         if not 0.0 <= self.rephrase_share <= 1.0:
             raise ValueError(f"LoopConfig.rephrase_share must be in [0, 1], got {self.rephrase_share}")
+        if self.critic_backbone not in CRITIC_BACKBONES:
+            raise ValueError(f"LoopConfig.critic_backbone must be one of {', '.join(CRITIC_BACKBONES)}, "
+                             f"got {self.critic_backbone!r}")  # fmt: skip
+        if self.critic_tune_epochs < 1:
+            raise ValueError(f"LoopConfig.critic_tune_epochs must be >= 1, got {self.critic_tune_epochs}")
         if not 0.0 <= self.constraint_share <= 1.0:
             raise ValueError(f"LoopConfig.constraint_share must be in [0, 1], got {self.constraint_share}")
         if not 0.0 <= self.lam <= 1.0:
