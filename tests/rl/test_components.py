@@ -372,7 +372,9 @@ def test_continued_sft_trains_webrls_budget_of_demonstration_steps(tiny, tmp_pat
     demonstration steps (never a rollout's), with their π_ref log-probs for the KL metric."""
     from webrl.agent.prompt import PromptConfig
     from webrl.models.config import preset
-    from webrl.rl.loop import LoopConfig, Stages, critic_stage
+    from webrl.rl.critic_stage import critic_stage
+    from webrl.rl.loop_config import LoopConfig
+    from webrl.rl.stages import Stages
 
     model, tok = tiny
     rollouts = [_episode("find the cart", ['do(action="Click", element="4")', 'exit(message="3")'], 0.0),
@@ -404,7 +406,9 @@ def test_each_phase_draws_its_own_replay_and_demonstration_sample(tiny, tmp_path
     carries the phase number), and the same phase draws the same again."""
     from webrl.agent.prompt import PromptConfig
     from webrl.models.config import preset
-    from webrl.rl.loop import LoopConfig, Stages, critic_stage, phase_seed
+    from webrl.rl.critic_stage import critic_stage
+    from webrl.rl.loop_config import LoopConfig
+    from webrl.rl.stages import Stages, phase_seed
 
     assert phase_seed(3, tmp_path / "phase-002") == 2003 and phase_seed(3, tmp_path / "x") == 3
     model, tok = tiny
@@ -433,8 +437,8 @@ def test_curriculum_critic_values_with_a_fully_fine_tuned_actor(tmp_path):
     from webrl.agent.prompt import PromptConfig
     from webrl.models.build import build, load_checkpoint, save_checkpoint
     from webrl.models.config import TINY, ModelConfig
-    from webrl.rl.loop import critic_values
     from webrl.rl.loop_config import LOOP_PRESETS, LoopConfig
+    from webrl.rl.task_stage import critic_values
 
     mcfg = ModelConfig(base=TINY, autocast_bf16=False, lora=None)
     model, tok = build(mcfg)

@@ -18,19 +18,11 @@ from support import train_cli  # noqa: E402
 from webrl.cli.main import build_parser, main  # noqa: E402
 from webrl.cli.train_cmds import loop_config  # noqa: E402
 from webrl.files import read_jsonl  # noqa: E402
-from webrl.rl.loop import (  # noqa: E402
-    Banner,
-    LoopConfig,
-    epoch_means,
-    phase_metrics,
-    repeat_tasks,
-    reuse_episodes,
-    stratified,
-    train_pool,
-)
+from webrl.rl.loop import Banner, LoopConfig, epoch_means, phase_metrics, reuse_episodes  # noqa: E402
 from webrl.rl.loop_config import LOOP_PRESETS, LOOP_TRAIN, METRICS  # noqa: E402
+from webrl.rl.task_stage import repeat_tasks, train_pool  # noqa: E402
 from webrl.tasks.schema import save_tasks  # noqa: E402
-from webrl.tasks.splits import load_split  # noqa: E402
+from webrl.tasks.splits import load_split, stratified  # noqa: E402
 
 
 def test_two_phases_killed_and_resumed(killed_run):
@@ -176,7 +168,7 @@ def test_an_archived_finished_run_resumes_to_a_no_op(killed_run, tmp_path, monke
 
 
 def test_a_phase_wall_time_adds_up_over_the_processes_that_ran_it(tmp_path):
-    from webrl.rl.loop import Stages
+    from webrl.rl.stages import Stages
 
     fresh = Stages(tmp_path / "phase-001")
     assert fresh.wall_minutes() < 0.05 and not (tmp_path / "phase-001" / "wall_seconds").exists()
@@ -302,7 +294,8 @@ def test_train_tasks_file_and_repeated_rollouts(tmp_path):
     with pytest.raises(ValueError, match="train_tasks must be a task file"):
         LoopConfig(init="x", reward="oracle", train_tasks=str(tmp_path / "missing.json"))
     # phase 1's task stage: the file's tasks (tasks_per_phase of them), each rolled out 3 times
-    from webrl.rl.loop import Stages, phase_tasks
+    from webrl.rl.stages import Stages
+    from webrl.rl.task_stage import phase_tasks
     from webrl.tasks.schema import load_tasks
 
     small = replace(cfg, tasks_per_phase=4)

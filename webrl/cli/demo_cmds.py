@@ -223,9 +223,8 @@ def _orm_data(split: str, out: Path, policy: Path, n_policy: int, progress: bool
     from webrl.env.web_env import EnvConfig, WebEnv
     from webrl.files import load_jsonl, write_jsonl_atomic
     from webrl.orm.data import dedupe, from_episodes, scripted_trajectories, stats
-    from webrl.rl.loop import stratified
     from webrl.rollout.llm import run_eval_llm
-    from webrl.tasks.splits import load_split
+    from webrl.tasks.splits import load_split, stratified
 
     t0 = time.perf_counter()
     tasks = load_split(split)

@@ -76,8 +76,8 @@ def _policy_trajectories(args: argparse.Namespace, tasks) -> list[dict]:
     from webrl.cli.model_cmds import _policy
     from webrl.env.web_env import EnvConfig
     from webrl.orm.data import from_episodes
-    from webrl.rl.loop import stratified
     from webrl.rollout.llm import run_eval_llm
+    from webrl.tasks.splits import stratified
 
     policy, prompt = _policy(args.policy, args)
     sample = stratified(tasks, args.policy_tasks, args.seed)

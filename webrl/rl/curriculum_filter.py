@@ -7,7 +7,7 @@ the kept ones when there are more, topped up with the candidates closest to the
 window's middle when there are fewer (a critic that has seen only failures, V ≡ 0,
 keeps none; the phase still rolls out a full set, since its rollouts are the
 only new learning signal). With `--curriculum-fill train` the top-up comes from the
-train split instead (rl/loop.py: `generate_tasks`): a critic that keeps too few
+train split instead (rl/task_stage.py: `generate_tasks`): a critic that keeps too few
 candidates says the generated tasks are out of the actor's reach, and the train
 split's tasks are the easier ones it knows.
 """

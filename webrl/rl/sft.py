@@ -84,9 +84,8 @@ def write_eval_samples(trained: list, pool: list, out: Path, seed: int, n: int =
     """`trained_tasks.json`: a site-stratified sample of `n` tasks SFT trains on; and
     `heldout_tasks.json`: for the same families, the first task of the split it does not train on
     (when the run uses a subset). `webrl eval --split <file>` measures memorisation vs transfer."""
-    from webrl.rl.loop import stratified
     from webrl.tasks.schema import save_tasks
-    from webrl.tasks.splits import family_siblings
+    from webrl.tasks.splits import family_siblings, stratified
 
     sample = stratified(trained, n, seed)
     save_tasks(sample, out / "trained_tasks.json")

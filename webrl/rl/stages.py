@@ -1,8 +1,10 @@
-"""A phase folder's record of its finished stages and of its wall time (rl/loop.py's resume)."""
+"""A phase folder's record of its finished stages and of its wall time (rl/loop.py's resume), the
+seed of its own random draws, and the fault points the resume tests kill a run at."""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -42,3 +44,17 @@ class Stages:
         self.since = now
         write_json_atomic(self.path, self.done)
         self.tick()
+
+
+def phase_seed(seed: int, pdir: Path) -> int:
+    """The seed of a phase's own random draws (rollout sampling, replay and demonstration samples):
+    the run's seed + 1000 × the phase number of `pdir` ("phase-002" -> 2; 0 for another name), so
+    each phase draws afresh and a rerun of a phase draws the same."""
+    name = pdir.name
+    return seed + 1000 * (int(name.split("-")[1]) if name.startswith("phase-") and name[6:].isdigit() else 0)
+
+
+def fault(point: str) -> None:
+    """Fault injection for the resume tests: WEBRL_FAULT=<point> kills the process here."""
+    if os.environ.get("WEBRL_FAULT") == point:
+        os._exit(137)
