@@ -225,3 +225,11 @@ def test_detached_context_keeps_the_forward_and_drops_only_the_context_key_value
         for g, w in zip(got_grads, want_grads, strict=True):
             assert torch.allclose(g, w, atol=1e-5)
     assert any(not torch.allclose(g, f, atol=1e-4) for g, f in zip(got_grads, full_grads, strict=True))
+
+
+def test_pad_right_pads_after_each_sequence():
+    from webrl.models.scoring import pad_right
+
+    ids, mask = pad_right([(5, 6, 7), [8], (9, 10)], pad_id=0)
+    assert ids.tolist() == [[5, 6, 7], [8, 0, 0], [9, 10, 0]]
+    assert mask.tolist() == [[1, 1, 1], [1, 0, 0], [1, 1, 0]] and ids.dtype == mask.dtype == torch.long

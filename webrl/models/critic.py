@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from webrl.models.device import bf16_autocast, module_device
-from webrl.models.scoring import decoder_and_head
+from webrl.models.scoring import decoder_and_head, pad_right
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,7 @@ def score_steps(
     counts = torch.tensor([len(s.action_ids) for s in steps], dtype=torch.float32)
     seqs = [list(s.prompt_ids) + list(s.action_ids) for s in steps]
     for batch in _batches([len(s) for s in seqs], max_batch_tokens):
-        T = max(len(seqs[i]) for i in batch)
-        x = torch.full((len(batch), T), pad_id, dtype=torch.long)
-        mask = torch.zeros_like(x)
-        for r, i in enumerate(batch):
-            x[r, : len(seqs[i])] = torch.tensor(seqs[i])
-            mask[r, : len(seqs[i])] = 1
+        x, mask = pad_right([seqs[i] for i in batch], pad_id)
         x, mask = x.to(device), mask.to(device)
         with bf16_autocast(device, autocast_bf16):
             hidden = decoder(input_ids=x, attention_mask=mask).last_hidden_state  # (B, T, H)

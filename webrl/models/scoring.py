@@ -8,11 +8,23 @@ the model's FLOPs) runs on those positions alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import contextmanager
 
 import torch
 
 IGNORE = -100
+
+
+def pad_right(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token id lists -> right-padded (input_ids, attention_mask), both (B, T) long, on the CPU."""
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), pad_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for r, s in enumerate(seqs):
+        ids[r, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+        mask[r, : len(s)] = 1
+    return ids, mask
 
 
 def decoder_and_head(model):

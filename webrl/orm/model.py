@@ -69,18 +69,13 @@ class LocalORM:
 
     @torch.no_grad()
     def prob_success(self, trajs: list[dict]) -> list[float]:
-        from webrl.models.scoring import decoder_and_head
+        from webrl.models.scoring import decoder_and_head, pad_right
 
         ids = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in self.prompts(trajs)]
         out = [0.0] * len(ids)
         decoder, head = decoder_and_head(self.model)
         for batch in sorted_batches([len(x) for x in ids], self.max_batch_tokens):
-            longest = max(len(ids[i]) for i in batch)
-            x = torch.full((len(batch), longest), self.pad_id, dtype=torch.long)
-            mask = torch.zeros_like(x)
-            for r, i in enumerate(batch):
-                x[r, : len(ids[i])] = torch.tensor(ids[i])
-                mask[r, : len(ids[i])] = 1
+            x, mask = pad_right([ids[i] for i in batch], self.pad_id)
             x, mask = x.to(self.device), mask.to(self.device)
             with bf16_autocast(self.device, self.autocast_bf16):
                 hidden = decoder(input_ids=x, attention_mask=mask).last_hidden_state

@@ -54,7 +54,7 @@ def tune_critic(
     The head should come warm (fit on cached features first), so its first gradients do not pull
     the backbone towards a random direction."""
     from webrl.models.device import bf16_autocast, module_device
-    from webrl.models.scoring import decoder_and_head
+    from webrl.models.scoring import decoder_and_head, pad_right
     from webrl.models.training import length_batches
 
     decoder, _ = decoder_and_head(model)
@@ -71,12 +71,7 @@ def tune_critic(
     for epoch in range(epochs):
         total = 0.0
         for batch in length_batches([len(p) for p in prompts], max_batch_tokens, seed + epoch):
-            T = max(len(prompts[i]) for i in batch)
-            x = torch.full((len(batch), T), pad_id, dtype=torch.long)
-            mask = torch.zeros_like(x)
-            for r, i in enumerate(batch):
-                x[r, : len(prompts[i])] = torch.tensor(prompts[i])
-                mask[r, : len(prompts[i])] = 1
+            x, mask = pad_right([prompts[i] for i in batch], pad_id)
             last = torch.tensor([len(prompts[i]) - 1 for i in batch], device=device)
             with bf16_autocast(device, autocast_bf16):
                 hidden = decoder(input_ids=x.to(device), attention_mask=mask.to(device)).last_hidden_state
