@@ -127,3 +127,23 @@ def test_demo_runs_every_stage_and_resumes(tmp_path, capsys):
     out = capsys.readouterr().out
     for i, stage in enumerate(stages):  # the banners say so
         assert f"demo stage {i + 1}/6: {stage} (done before, skipped; elapsed" in out
+    # --orm-kind lm: the LM judge (the actor's base + LoRA, YES/NO at the answer slot) in the ORM
+    # stage instead of the encoder, on the same SFT actor and ORM data
+    import shutil
+
+    lm_run = tmp_path / "demo-lm"
+    for part in ("sft", "webrl/phase-000", "orm/train.jsonl", "orm/train.stats.json", "orm/test.jsonl"):
+        (lm_run / part).parent.mkdir(parents=True, exist_ok=True)
+        if (run / part).is_dir():
+            shutil.copytree(run / part, lm_run / part)
+        else:
+            shutil.copy(run / part, lm_run / part)
+    lm_args = [*args[:4], str(lm_run), *args[5:], "--orm-kind", "lm", "--until", "orm-eval"]
+    assert main(lm_args) == 0
+    out = capsys.readouterr().out
+    for i, stage in enumerate(stages[:3]):
+        assert f"demo stage {i + 1}/5: {stage} (done before, skipped; elapsed" in out
+    assert (lm_run / "orm" / "model" / "final" / "webrl_model.json").exists()  # an LM checkpoint, not an encoder
+    assert not (lm_run / "orm" / "model" / "final" / "encoder_orm.json").exists()
+    lm_report = json.loads((lm_run / "orm" / "eval.json").read_text())
+    assert lm_report["overall"]["n"] == len(test) and 0.0 <= lm_report["overall"]["accuracy"] <= 1.0
