@@ -2,6 +2,7 @@
 
 import random
 import string
+from dataclasses import replace
 
 import pytest
 
@@ -230,8 +231,6 @@ def test_llm_reply_parsing_and_feasibility_rule():
         'Show the price of "Blue Mug"', 'Rate "Red Cup" 5 stars']  # fmt: skip
     site = "blue mug\nred cup\n000189"
     task = load_split("train")[0]
-    from dataclasses import replace
-
     assert feasible(replace(task, intent='What does "Blue Mug" cost?'), site)
     assert not feasible(replace(task, intent='What does "Green Teapot" cost?'), site)
     assert feasible(replace(task, intent="Show order #000189"), site)
@@ -258,6 +257,36 @@ class ScriptedLLM:
 
         self.prompts += prompts
         return [SimpleNamespace(text=next(r for k, r in self.replies.items() if k in p)) for p in prompts]
+
+
+def test_the_feasibility_judge_keeps_only_a_clear_yes():
+    from webrl.agent.local_policy import Generation
+    from webrl.rl.curriculum import JUDGE_PROMPT, judge_feasible, judge_verdict
+
+    assert [judge_verdict(x) for x in ("YES", " yes.", "No, it cannot", "**NO**", "Maybe", "", "Yesterday")] == [
+        True, True, False, False, None, None, None]  # fmt: skip
+
+    class Judge:  # answers from the task line only; records what it was asked
+        def __init__(self):
+            self.prompts = []
+
+        def generate(self, prompts, params=None):
+            self.prompts += prompts
+            replies = {"a": "YES", "b": "No.", "c": "I think so"}
+            return [Generation(replies[p.split("Task: ")[1][0]], [], [], "stop", 0) for p in prompts]
+
+    train = load_split("train")
+    shop = [t for t in train if t.site == "shop"][:7]
+    forum = [t for t in train if t.site == "forum"][:1]
+    cands = [(replace(shop[0], intent=x, task_id=f"l{i}"), {}) for i, x in enumerate(("a task", "b task", "c task"))]
+    cands.append((replace(forum[0], intent="a forum task", task_id="l3"), {}))
+    judge = Judge()
+    assert judge_feasible(cands, judge, shop + forum) == [True, False, False, True]
+    assert judge_feasible([], judge, shop) == []
+    first = judge.prompts[0]
+    assert first.startswith(JUDGE_PROMPT.split("{site}")[0]) and 'the site "shop"' in first
+    assert sum(f"- {t.intent}" in first for t in shop) == 5 and forum[0].intent not in first  # its site's examples
+    assert forum[0].intent in judge.prompts[3] and first.rstrip().endswith("Answer:")
 
 
 def test_llm_candidates_check_a_cross_site_task_against_all_its_sites():

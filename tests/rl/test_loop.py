@@ -80,7 +80,9 @@ def _phase_1_of(src: Path, run: Path, **settings) -> dict:
 
 class TaskWriter:
     """An LLM that answers the curriculum prompt with fixed lines for the site(s) it names: one plain
-    task, one quoting an entity no site has, one out of reach (the loop's LLM path is under test)."""
+    task, one quoting an entity no site has, one out of reach, one the feasibility judge refuses;
+    and, as that judge, NO to tasks that ask to admire a page, YES to the rest (the loop's LLM
+    path is under test)."""
 
     name = "task-writer"
 
@@ -93,7 +95,10 @@ class TaskWriter:
         out = []
         for p in prompts:
             sites = " and ".join(re.findall(r'"(\w+)"', p.split("\n")[0]))
-            text = f'1. Open the {sites} home page and read it\n2. Find "Zyxx Quuble" on {sites}\n3. Email the {sites} team'
+            text = (f'1. Open the {sites} home page and read it\n2. Find "Zyxx Quuble" on {sites}\n'
+                    f"3. Email the {sites} team\n4. Open the {sites} home page and admire it")
+            if p.startswith("You check tasks"):  # the feasibility judge
+                text = " NO." if "admire" in p.split("Task:")[-1] else "Yes"
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
             out.append(Generation(text, ids, [0.0] * len(ids), "stop", len(p)))
         return out
@@ -102,7 +107,8 @@ class TaskWriter:
 def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path):
     """`--generator URL`: phase 2's tasks come from an OpenAI-compatible server (ours, serving a
     scripted writer): cross-site seeds included, the feasibility filter drops the made-up entity
-    and the out-of-reach request, the tasks (eval type "orm") are saved and read back, and the run
+    and the out-of-reach request, the LLM judge (`--feasibility-judge`, the same server) the task it
+    answers NO to, the tasks (eval type "orm") are saved and read back, and the run
     finishes and resumes to a no-op."""
     from webrl.agent.server import ModelServer
     from webrl.models.build import load_tokenizer
@@ -112,7 +118,8 @@ def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path)
     run = tmp_path / "llm"
     server = ModelServer(TaskWriter(load_tokenizer(sft / "final")), "writer", port=0).start()
     try:
-        cfg = _phase_1_of(src, run, generator=server.url)
+        # 6 candidates per phase task: every site group's prompt asks for at least 4 lines
+        cfg = _phase_1_of(src, run, generator=server.url, feasibility_judge=server.url, candidates=6.0)
         done = train_cli(run, sft, None)
         again = train_cli(run, sft, None)
     finally:
@@ -125,7 +132,8 @@ def test_a_phase_with_the_llm_generator_over_a_real_server(killed_run, tmp_path)
     seeds = {str(t.task_id): t for t in load_tasks(run / "phase-001" / "tasks.json")}
     assert any(len(t.sites) > 1 for t in llm) == any(len(t.sites) > 1 for t in seeds.values())
     stages = json.loads((run / "phase-002" / "stages.json").read_text())["tasks"]
-    assert stages["curriculum/generated"] == 3 * stages["curriculum/feasible"]  # 2 of each 3 lines dropped
+    # of each 4 lines, the rule drops 2 and the judge 1
+    assert stages["curriculum/generated"] == 4 * stages["curriculum/feasible"] == 4 * stages["curriculum/judged_out"]
     assert (run / "final" / "eval" / "summary.json").exists() or not cfg.get("final_eval", True)
 
 
@@ -210,6 +218,14 @@ def test_config_validation_and_cli_errors(tmp_path, capsys):
     assert loop_config(args).fill == "train"
     with pytest.raises(ValueError, match="--demos"):
         LoopConfig(init="x", reward="oracle", method="sft")
+    with pytest.raises(ValueError, match="feasibility_judge .* needs the LLM generator"):
+        LoopConfig(init="x", reward="oracle", feasibility_judge="http://127.0.0.1:8000/v1")
+    with pytest.raises(ValueError, match="feasibility_judge must be an OpenAI-compatible URL"):
+        LoopConfig(init="x", reward="oracle", generator="http://127.0.0.1:8000/v1", feasibility_judge="gpt-4")
+    with pytest.raises(ValueError, match="critic_backbone must be one of head, lora"):
+        LoopConfig(init="x", reward="oracle", critic_backbone="full")
+    with pytest.raises(ValueError, match="constraint_share must be in"):
+        LoopConfig(init="x", reward="oracle", constraint_share=1.5)
     with pytest.raises(ValueError, match="eval_split"):
         LoopConfig(init="x", reward="oracle", eval_split=str(tmp_path / "missing.json"))
     assert main(["study", "--out", str(tmp_path / "s"), "--init", "x", "--eval-split", "dev"]) == 2
@@ -366,7 +382,8 @@ def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, t
     # left alone: phases (one is enough), the generator (an endpoint), replay/ppl_filter/fill (their
     # windows and ratio are changed instead), final_eval (off on cpu-tiny already)
     changed = {k for k in UPDATE_ONLY if getattr(awr, k) != getattr(base, k)}
-    assert UPDATE_ONLY - changed == {"phases", "generator", "replay", "ppl_filter", "fill", "final_eval"}
+    assert UPDATE_ONLY - changed == {"phases", "generator", "feasibility_judge", "replay", "ppl_filter", "fill",
+                                     "final_eval"}
 
     def phase_1(run: Path) -> list:
         eps = read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl")

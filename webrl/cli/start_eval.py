@@ -74,6 +74,7 @@ UPDATE_ONLY = frozenset({
     "method", "actor_loss", "beta", "lam", "gamma", "replay", "ppl_filter", "ppl_lo", "ppl_hi", "replay_ratio",
     "replay_sample", "curriculum", "generator", "candidates", "critic_lo", "critic_hi", "fill", "critic_replay",
     "critic_epochs", "critic_lr", "critic_backbone", "critic_tune_epochs", "rephrase_share", "constraint_share",
+    "feasibility_judge",
     "phases", "eval_max_steps", "eval_subset", "final_eval", "train",
 })  # fmt: skip
 SHARED_STAGES = ("tasks", "rollout", "label")

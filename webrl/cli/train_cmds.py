@@ -37,6 +37,7 @@ def given_fields(args: argparse.Namespace) -> dict:
              "train_tasks": args.train_tasks, "reward": args.reward, "actor_loss": args.actor_loss,
              "method": args.method, "beta": args.beta, "lam": args.lam, "gamma": args.gamma,
              "orm_threshold": args.orm_threshold, "generator": args.generator, "fill": args.curriculum_fill,
+             "feasibility_judge": args.feasibility_judge,
              "rephrase_share": args.rephrase_share, "constraint_share": args.constraint_share,
              "critic_backbone": args.critic_backbone, "critic_tune_epochs": args.critic_tune_epochs,
              "eval_subset": args.eval_subset, "eval_split": args.eval_split, "seed": args.seed, "envs": args.envs,
@@ -203,6 +204,9 @@ def add_commands(sub) -> None:
     t.add_argument("--critic-tune-epochs", type=positive_int, default=None, metavar="N",
                    help="with --critic-backbone lora: passes of the backbone+head training (default 1)")
     t.add_argument("--generator", default=None, help="offline (default) | http://HOST:PORT/v1 (LLM generator)")
+    t.add_argument("--feasibility-judge", default=None, metavar="URL",
+                   help="with --generator URL: also ask this OpenAI-compatible endpoint (it may be the same) whether "
+                        "each generated task can be done on its site; only a clear YES keeps it")
     t.add_argument("--rephrase-share", type=float, default=None, metavar="P",
                    help="offline curriculum: re-phrase this share of the generated tasks (same task, other words; "
                         "default 0)")

@@ -29,6 +29,9 @@ in the databases of the sites it uses, when it asks for something no site here c
 do (`OUT_OF_REACH`: sending mail or messages outside the sites, calls, printing,
 downloads and uploads, screenshots, apps, other websites, outside payment services;
 no train or test task matches one, a test checks), or when it is empty or overlong.
+Optionally (`feasibility_judge`, an OpenAI-compatible URL) an LLM judge then reads each
+remaining task beside real tasks of its site(s) and answers YES or NO (`JUDGE_PROMPT`); only
+a clear YES keeps the task (`judge_feasible`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,14 @@ the products, people, places or numbers, and keep each task answerable from the
 site. One task per line, no numbering, no explanations.
 Tasks:
 """
+
+JUDGE_PROMPT = """You check tasks for a web agent that works only through the web pages of {site}.
+Tasks it can do there look like:
+{examples}
+Can the agent complete the following task on {site} alone, with no other website, app or person?
+Task: {intent}
+Answer YES or NO.
+Answer:"""
 
 
 # Meaning-preserving rewrites of an instruction's opening (first match; each has variants)
@@ -211,6 +222,35 @@ def llm_candidates(seeds: list[Task], policy, db: SeedDB, n: int, exclude: set[s
                 texts[canonical_site(s)] = site_text(db[canonical_site(s)])
     ok = [(t, how) for t, how in cands if feasible(t, "\n".join(texts[canonical_site(s)] for s in t.sites))]
     return cands, ok
+
+
+def judge_verdict(reply: str) -> bool | None:
+    """The judge's answer: True for YES, False for NO (the reply's first word, whatever its case and
+    the punctuation around it), None for anything else."""
+    m = re.match(r"\W*(yes|no)\b", reply, re.IGNORECASE)
+    return None if m is None else m.group(1).lower() == "yes"
+
+
+def judge_feasible(cands: list[tuple[Task, dict]], policy, seeds: list[Task], n_examples: int = 5) -> list[bool]:
+    """The LLM feasibility judge: for each candidate, `JUDGE_PROMPT` with up to `n_examples` seed
+    instructions of the same site(s) as examples of what the site can do, asked of `policy` (an
+    `OpenAIPolicy`) in one batch, greedy; True only where it answered YES."""
+    from webrl.agent.local_policy import SamplingParams
+
+    if not cands:
+        return []
+    examples: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for s in seeds:
+        key = tuple(canonical_site(x) for x in s.sites)
+        if len(examples[key]) < n_examples and s.intent not in examples[key]:
+            examples[key].append(s.intent)
+    prompts = []
+    for t, _ in cands:
+        key = tuple(canonical_site(x) for x in t.sites)
+        listing = "\n".join(f"- {x}" for x in examples.get(key, [])) or "- (no example)"
+        prompts.append(JUDGE_PROMPT.format(site=site_phrase(key), examples=listing, intent=t.intent))
+    params = SamplingParams(temperature=0.0, max_new_tokens=4, end_of_action=False)
+    return [judge_verdict(g.text) is True for g in policy.generate(prompts, params)]
 
 
 OUT_OF_REACH = tuple(re.compile(p) for p in (

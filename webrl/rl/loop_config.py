@@ -17,7 +17,8 @@ METRICS = {
     "orm/precision": "share of rewarded rollouts (with an evaluator) that the evaluator calls a success",
     "orm/false_positives": "rewarded rollouts the evaluator calls a failure (they teach wrong behaviour)",
     "curriculum/generated": "candidate tasks generated from the failures",
-    "curriculum/feasible": "candidates left after the feasibility filter",
+    "curriculum/feasible": "candidates left after the feasibility filter (the rule, then the LLM judge if any)",
+    "curriculum/judged_out": "candidates the LLM feasibility judge dropped (feasibility_judge)",
     "curriculum/kept": "candidates inside the critic filter's window",
     "curriculum/used": "tasks rolled out (a sample of the kept ones; topped up when too few: `fill`)",
     "curriculum/filled": "tasks of the phase that are the `fill` top-up (not in the critic window)",
@@ -84,6 +85,12 @@ class LoopConfig:
     replay_sample: float = field(default=4.0, metadata={"help": "replay steps scored per new step (before the filter)"})
     curriculum: bool = field(default=True, metadata={"help": "generate tasks from failures (off: train split only)"})
     generator: str = field(default="offline", metadata={"help": "offline | an OpenAI-compatible URL (LLM generator)"})
+    feasibility_judge: str = field(
+        default="",
+        metadata={"help": "with the LLM generator: an OpenAI-compatible URL asked, after the feasibility rule, "
+                  "whether each task can be done on its site (rl/curriculum.py JUDGE_PROMPT; only a clear YES "
+                  "keeps it); empty = off"},
+    )
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
     rephrase_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks re-phrased "
                                                                  "(rl/curriculum.py REPHRASINGS; 0 = off)"})  # fmt: skip
@@ -160,6 +167,11 @@ class LoopConfig:
         if self.workers < 1 or self.executor not in ("process", "ray"):
             raise ValueError(f"LoopConfig.workers must be >= 1 and executor 'process' or 'ray', got {self.workers} "
                              f"and {self.executor!r}")  # fmt: skip
+        if self.feasibility_judge and (self.generator == "offline"
+                                       or not re.match(r"https?://[^/\s]+", self.feasibility_judge)):
+            raise ValueError(f"LoopConfig.feasibility_judge must be an OpenAI-compatible URL (http://HOST:PORT/v1) "
+                             f"and needs the LLM generator (offline tasks are feasible by construction), got "
+                             f"{self.feasibility_judge!r} with generator {self.generator!r}")  # fmt: skip
         if self.generator != "offline" and not re.match(r"https?://[^/\s]+", self.generator):
             raise ValueError(f"LoopConfig.generator must be 'offline' or an OpenAI-compatible URL "
                              f"(http://HOST:PORT/v1), got {self.generator!r}")  # fmt: skip

@@ -62,7 +62,7 @@ def train_pool(cfg: LoopConfig) -> list:
 
 def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, prompt) -> tuple[list, dict]:
     """Curriculum from phase-1's failures: generate -> feasibility -> critic filter."""
-    from webrl.rl.curriculum import llm_candidates, offline_generate
+    from webrl.rl.curriculum import judge_feasible, llm_candidates, offline_generate
     from webrl.rl.curriculum_filter import phase_selection, window_selection
     from webrl.sites.world import WorldApp
     from webrl.tasks.family import SeedDB
@@ -84,6 +84,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     db = SeedDB(world.store.snapshot)
     n_cand = max(cfg.tasks_per_phase, int(cfg.candidates * cfg.tasks_per_phase))
     prefix = f"p{phase}-"
+    judged_out = None
     if cfg.generator == "offline":
         cands = offline_generate(seeds, db, n_cand, cfg.seed + phase, used, prefix=prefix,
                                  rephrase_share=cfg.rephrase_share, constraint_share=cfg.constraint_share)  # fmt: skip
@@ -92,6 +93,10 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
         from webrl.agent.openai_policy import OpenAIPolicy
 
         cands, ok = llm_candidates(seeds, OpenAIPolicy(cfg.generator, tokenizer=tok), db, n_cand, used, prefix=prefix)
+        if cfg.feasibility_judge:  # then the LLM judge: only a clear YES keeps a task
+            verdicts = judge_feasible(ok, OpenAIPolicy(cfg.feasibility_judge, tokenizer=tok), seeds)
+            judged_out = verdicts.count(False)
+            ok = [c for c, keep in zip(ok, verdicts, strict=True) if keep]
     values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
     n, seed = cfg.tasks_per_phase, cfg.seed + phase
     select = phase_selection if cfg.fill == "nearest" else window_selection
@@ -108,6 +113,8 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
     cur = {"curriculum/generated": len(cands), "curriculum/feasible": len(ok), "curriculum/kept": in_window,
            "curriculum/used": len(tasks), "curriculum/filled": filled,
            "curriculum/mean_value": round(sum(values) / max(1, len(values)), 4)}  # fmt: skip
+    if judged_out is not None:
+        cur["curriculum/judged_out"] = judged_out
     return tasks, cur
 
 
