@@ -86,7 +86,8 @@ def test_value_head_learns_and_roundtrips(tmp_path):
 
 def test_tune_critic_trains_its_adapter_and_head_and_nothing_else():
     """critic_backbone lora: eq. 8 through the backbone lowers the BCE the warm head reached on frozen
-    features, and changes only the critic adapter and the head (the actor's adapter and the base stay)."""
+    features, and changes only the critic adapter and the head (the actor's adapter "default", which
+    the tiny model carries, and the base stay; the actor's adapter is active and trainable after)."""
     from webrl.models.build import build
     from webrl.models.config import LoraSpec, preset
     from webrl.models.lora import attach_lora, use_adapter
@@ -108,6 +109,9 @@ def test_tune_critic_trains_its_adapter_and_head_and_nothing_else():
         losses = tune_critic(model, head, prompts, y, tok.pad_token_id, epochs=8, lr=3e-3, head_lr=3e-3,
                              max_batch_tokens=256)  # fmt: skip
         feats2, _, _ = score_steps(model, steps, tok.pad_token_id)
+    assert model.active_adapter == "default"  # the actor's adapter is active and trainable again
+    assert all(p.requires_grad for n, p in model.named_parameters() if ".default." in n)
+    assert not any(p.requires_grad for n, p in model.named_parameters() if ".critic." in n)
     tuned = torch.nn.functional.binary_cross_entropy(values(head, feats2), y).item()
     assert len(losses) == 8 and losses[-1] < losses[0] and tuned < 0.8 * warm, (warm, tuned, losses)
     assert not torch.allclose(feats, feats2)  # the backbone moved ...

@@ -442,7 +442,7 @@ def test_two_phases_with_a_fully_fine_tuned_actor(tmp_path):
     assert (actor / "model.safetensors").exists() and not (actor / "adapter_config.json").exists()
 
 
-def test_two_phases_with_a_critic_whose_backbone_is_trained(killed_run, tmp_path):
+def test_two_phases_with_a_critic_whose_backbone_is_trained(killed_run, tmp_path, capsys):
     """--critic-backbone lora: phase 1's critic is its own LoRA adapter (from π_ref's, trained with the
     head), saved as a checkpoint that phase 2's curriculum filter scores its candidates with; the
     actor's adapter is not the critic's."""
@@ -461,7 +461,7 @@ def test_two_phases_with_a_critic_whose_backbone_is_trained(killed_run, tmp_path
     weights = [load_file(d / "adapter_model.safetensors") for d in (sft / "final", p1 / "critic" / "backbone",
                                                                     p1 / "actor" / "final")]  # fmt: skip
     assert set(weights[0]) == set(weights[1]) == set(weights[2])  # one adapter shape, three different weights
-    for a, b in ((0, 1), (1, 2)):
+    for a, b in ((0, 1), (1, 2), (0, 2)):  # the critic trained, and so did the actor after it
         assert any(not torch.equal(weights[a][k], weights[b][k]) for k in weights[a]), (a, b)
     metrics = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert all(m["critic/tune_loss"] >= 0 for m in metrics if m.get("phase") in (1, 2) and "critic/loss" in m)
@@ -476,6 +476,13 @@ def test_two_phases_with_a_critic_whose_backbone_is_trained(killed_run, tmp_path
     save_checkpoint(*build(full), full, tmp_path / "full")
     with pytest.raises(ValueError, match="not a LoRA checkpoint"):
         check_inputs(replace(cfg, init=str(tmp_path / "full")))
+    # `webrl study --configs all` from such an actor leaves critic_lora out (and says so) before it
+    # checks the other configs' inputs (here: demonstrations that do not exist)
+    args = ["study", "--out", str(tmp_path / "study"), "--init", str(tmp_path / "full"), "--configs", "all",
+            "--demos", str(tmp_path / "none.jsonl")]  # fmt: skip
+    assert main(args) == 2
+    out = capsys.readouterr()
+    assert "--configs all leaves critic_lora out" in out.out and "error: config webrl: --demos" in out.err
 
 
 def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys):

@@ -131,7 +131,11 @@ def cmd_study(args: argparse.Namespace) -> int:
                                  "eval_subset": args.eval_subset, "eval_split": args.eval_split}.items()
                if v is not None}}  # fmt: skip
     from webrl.cli.train_cmds import check_inputs
+    from webrl.models.build import is_lora_checkpoint
 
+    if args.configs.strip() == "all" and not is_lora_checkpoint(args.init):  # it trains a LoRA adapter
+        names = [n for n in names if "critic_backbone" not in CONFIGS[n]]
+        print(f"study: --configs all leaves critic_lora out: {args.init} is not a LoRA checkpoint", flush=True)
     for name in names:  # the flags' errors now, not at some config's first run hours in
         try:
             check_inputs(LoopConfig(**{**base, **CONFIGS[name]}))
@@ -216,7 +220,8 @@ def add_commands(sub) -> None:
     s.add_argument("--configs", default=DEFAULT,
                    help=f"comma list from: {', '.join(CONFIGS)}, or all (default: {DEFAULT}: the methods and "
                         "the main ablations; all adds the beta sweep, the perplexity windows, critic_replay, "
-                        "replay_x4 and released; no_kl is the same run as filtered_bc)")  # fmt: skip
+                        "critic_lora (a LoRA --init only), replay_x4 and released; no_kl is the same run as "
+                        "filtered_bc)")  # fmt: skip
     s.add_argument("--phases", type=int, default=None, help="phases per run (preset: 3; cpu-tiny 2)")
     s.add_argument("--tasks-per-phase", type=int, default=None, help="tasks per phase")
     s.add_argument("--eval-subset", type=int, default=None, help="per-phase eval tasks")

@@ -182,7 +182,8 @@ def add_commands(sub) -> None:
     t.add_argument("--lam", type=float, default=None, help="λ of eq. 9 (0 = Monte-Carlo advantages r_T - V(s_t))")
     t.add_argument("--gamma", type=float, default=None,
                    help="discount in eq. 9 (default 1: the paper's eq. 9 has none; the released code used 0.9)")
-    t.add_argument("--lr", type=float, default=None, help="actor learning rate (preset: 2e-4 on cpu)")
+    t.add_argument("--lr", type=float, default=None, help="actor learning rate (preset: 2e-4 on cpu; also the critic adapter's with "
+                        "--critic-backbone lora)")
     t.add_argument("--actor-epochs", type=float, default=None,
                    help="epochs of the actor update over each phase's examples (default 1)")
     t.add_argument("--no-kl", action="store_true", help="ablation: SFT on the buffer instead of eq. 6")

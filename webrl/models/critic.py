@@ -120,5 +120,5 @@ def load_critic(path: str | Path) -> tuple[ValueHead, str]:
     path = Path(path)
     meta = json.loads((path / "critic.json").read_text())
     head = ValueHead(meta["hidden"], meta.get("width", 256))
-    head.load_state_dict(torch.load(path / "value_head.pt", weights_only=True))
+    head.load_state_dict(torch.load(path / "value_head.pt", weights_only=True, map_location="cpu"))
     return head.eval(), meta["backbone"]

@@ -59,6 +59,7 @@ def tune_critic(
 
     decoder, _ = decoder_and_head(model)
     device = module_device(model)
+    head_device, was_training = next(head.parameters()).device, model.training
     head.to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
@@ -84,6 +85,6 @@ def tune_critic(
             if progress is not None:
                 progress(len(batch))
         losses.append(total / max(1, len(prompts)))
-    model.eval()
-    head.eval()
+    model.train(was_training)
+    head.to(head_device).eval()  # back where it came from: the cached features it scores next live there
     return losses

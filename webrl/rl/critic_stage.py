@@ -131,7 +131,8 @@ def critic_stage(cfg, labelled, buffer, model, tok, mcfg, prompt, actor_path, pd
 
 def tune_critic_backbone(cfg, model, tok, mcfg, head, steps, idx, targets, actor_path, out: str, progress):
     """`critic_backbone="lora"`: an adapter "critic" loaded from π_ref's (`actor_path`) beside the actor's,
-    trained with the warm `head` on the prompts of `steps[idx]` against `targets` (rl/critic.py
+    trained with the warm `head` on the prompts of `steps[idx]` (those within the actor's
+    `max_seq_tokens`) against `targets` (rl/critic.py
     tune_critic), saved to `out` as a checkpoint (the next phase's curriculum filter loads it);
     returns (loss per epoch, the features of every step through it). The actor is untouched."""
     from tqdm import tqdm
@@ -144,14 +145,16 @@ def tune_critic_backbone(cfg, model, tok, mcfg, head, steps, idx, targets, actor
     if not hasattr(model, "peft_config"):
         raise ValueError(f"critic_backbone lora needs a LoRA actor; {actor_path} is fully fine-tuned "
                          "(use critic_backbone head)")  # fmt: skip
+    # the prompts the actor's update would also fit in one sequence (its examples' length limit)
+    fit = [k for k, i in enumerate(idx) if len(steps[i].prompt_ids) <= cfg.train.max_seq_tokens]
     load_adapter(model, actor_path, "critic", trainable=True)
     try:
         with use_adapter(model, "critic"):
-            bar = tqdm(total=cfg.critic_tune_epochs * len(idx), desc="critic backbone", unit="step",
+            bar = tqdm(total=cfg.critic_tune_epochs * len(fit), desc="critic backbone", unit="step",
                        disable=not progress, leave=False)  # fmt: skip
-            losses = tune_critic(model, head, [steps[i].prompt_ids for i in idx], targets, tok.pad_token_id,
-                                 cfg.critic_tune_epochs, cfg.train.lr, cfg.critic_lr, cfg.train.max_batch_tokens,
-                                 cfg.seed, mcfg.autocast_bf16, bar.update)  # fmt: skip
+            losses = tune_critic(model, head, [steps[idx[k]].prompt_ids for k in fit], targets[fit],
+                                 tok.pad_token_id, cfg.critic_tune_epochs, cfg.train.lr, cfg.critic_lr,
+                                 cfg.train.max_batch_tokens, cfg.seed, mcfg.autocast_bf16, bar.update) if fit else []  # fmt: skip
             bar.close()
             save_checkpoint(model, tok, mcfg, out)
             with adapters_merged(model):

@@ -30,7 +30,7 @@ do (`OUT_OF_REACH`: sending mail or messages outside the sites, calls, printing,
 downloads and uploads, screenshots, apps, other websites, outside payment services;
 no train or test task matches one, a test checks), or when it is empty or overlong.
 Optionally (`feasibility_judge`, an OpenAI-compatible URL) an LLM judge then reads each
-remaining task beside real tasks of its site(s) and answers YES or NO (`JUDGE_PROMPT`); only
+remaining task beside real tasks of its site(s) (the rollout pool's) and answers YES or NO (`JUDGE_PROMPT`); only
 a clear YES keeps the task (`judge_feasible`).
 """
 
@@ -231,16 +231,17 @@ def judge_verdict(reply: str) -> bool | None:
     return None if m is None else m.group(1).lower() == "yes"
 
 
-def judge_feasible(cands: list[tuple[Task, dict]], policy, seeds: list[Task], n_examples: int = 5) -> list[bool]:
-    """The LLM feasibility judge: for each candidate, `JUDGE_PROMPT` with up to `n_examples` seed
-    instructions of the same site(s) as examples of what the site can do, asked of `policy` (an
-    `OpenAIPolicy`) in one batch, greedy; True only where it answered YES."""
+def judge_feasible(cands: list[tuple[Task, dict]], policy, known: list[Task], n_examples: int = 5) -> list[bool]:
+    """The LLM feasibility judge: for each candidate, `JUDGE_PROMPT` with the first `n_examples`
+    instructions of `known` (real tasks, e.g. the train split's) on the same site(s) as examples of
+    what the site can do, asked of `policy` (an `OpenAIPolicy`) in one batch, greedy; True only
+    where it answered YES."""
     from webrl.agent.local_policy import SamplingParams
 
     if not cands:
         return []
     examples: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for s in seeds:
+    for s in known:
         key = tuple(canonical_site(x) for x in s.sites)
         if len(examples[key]) < n_examples and s.intent not in examples[key]:
             examples[key].append(s.intent)

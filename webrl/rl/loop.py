@@ -5,7 +5,7 @@
 Per phase k (folder `phase-00k/`), each stage resumable and marked done in
 `stages.json` only once its outputs are on disk:
 
-  tasks    phase 1 (or --no-curriculum): a site-stratified sample of the train split;
+  tasks    (rl/task_stage.py) phase 1 (or --no-curriculum): a site-stratified sample of the train split;
            later: offline (or LLM) generation from phase k-1's failures, the
            feasibility filter, then the critic filter V(s0, I) in [0.05, 0.75],
            topped up to a full phase when too few pass (`fill`) -> tasks.json (the filters' counts in stages.json and metrics.jsonl)
@@ -17,8 +17,9 @@ Per phase k (folder `phase-00k/`), each stage resumable and marked done in
            file, plus the SFT demonstrations as phase 0)
   critic   one teacher-forced pass of π_ref (this phase's starting actor) over the
            new steps and a replay sample: action log-probs (eq. 6, perplexity
-           filter) and features; value head trained with BCE (eq. 8); eq. 9
-           advantages -> critic/, examples.jsonl
+           filter) and features; value head trained with BCE (eq. 8; with
+           critic_backbone lora, then a LoRA adapter of the backbone with it); eq. 9
+           advantages -> critic/, examples.jsonl (rl/critic_stage.py)
   actor    one epoch of the KL-constrained loss (eq. 6) on new + filtered replay
            steps (or a baseline's loss and steps: --method, rl/actor.py)
            -> actor/final (resumable from actor/ckpt-*)

@@ -154,8 +154,9 @@ class LoopConfig:
         if self.critic_backbone not in CRITIC_BACKBONES:
             raise ValueError(f"LoopConfig.critic_backbone must be one of {', '.join(CRITIC_BACKBONES)}, "
                              f"got {self.critic_backbone!r}")  # fmt: skip
-        if self.critic_tune_epochs < 1:
-            raise ValueError(f"LoopConfig.critic_tune_epochs must be >= 1, got {self.critic_tune_epochs}")
+        if self.critic_tune_epochs < 1 or (self.critic_tune_epochs != 1 and self.critic_backbone != "lora"):
+            raise ValueError(f"LoopConfig.critic_tune_epochs must be >= 1 and is used with critic_backbone lora only, "
+                             f"got {self.critic_tune_epochs} with {self.critic_backbone!r}")  # fmt: skip
         if not 0.0 <= self.constraint_share <= 1.0:
             raise ValueError(f"LoopConfig.constraint_share must be in [0, 1], got {self.constraint_share}")
         if not 0.0 <= self.lam <= 1.0:

@@ -94,7 +94,7 @@ def generate_tasks(cfg: LoopConfig, run: Path, phase: int, model, tok, mcfg, pro
 
         cands, ok = llm_candidates(seeds, OpenAIPolicy(cfg.generator, tokenizer=tok), db, n_cand, used, prefix=prefix)
         if cfg.feasibility_judge:  # then the LLM judge: only a clear YES keeps a task
-            verdicts = judge_feasible(ok, OpenAIPolicy(cfg.feasibility_judge, tokenizer=tok), seeds)
+            verdicts = judge_feasible(ok, OpenAIPolicy(cfg.feasibility_judge, tokenizer=tok), train_pool(cfg))
             judged_out = verdicts.count(False)
             ok = [c for c, keep in zip(ok, verdicts, strict=True) if keep]
     values = critic_values(cfg, prev / "critic", [t for t, _ in ok], model, tok, mcfg, prompt, world)
