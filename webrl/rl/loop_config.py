@@ -94,9 +94,10 @@ class LoopConfig:
     candidates: float = field(default=3.0, metadata={"help": "candidates generated per task needed"})
     rephrase_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks re-phrased "
                                                                  "(rl/curriculum.py REPHRASINGS; 0 = off)"})  # fmt: skip
-    constraint_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks whose seed "
-                                                                   "family has a constraint partner that add or remove "
-                                                                   "a constraint (CONSTRAINT_PAIRS; 0 = off)"})  # fmt: skip
+    constraint_share: float = field(default=0.0, metadata={"help": "share of the offline generator's tasks drawn, when "
+                                                                   "the seed's family has one, from the family one "
+                                                                   "constraint narrower or broader (CONSTRAINT_PAIRS; "
+                                                                   "0 = off)"})  # fmt: skip
     critic_lo: float = field(default=0.05, metadata={"help": "critic filter low end"})
     critic_hi: float = field(default=0.75, metadata={"help": "critic filter high end"})
     fill: str = field(
