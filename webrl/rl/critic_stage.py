@@ -138,7 +138,7 @@ def tune_critic_backbone(cfg, model, tok, mcfg, head, steps, idx, targets, actor
     from tqdm import tqdm
 
     from webrl.models.build import save_checkpoint
-    from webrl.models.critic import score_steps
+    from webrl.models.critic import Step, score_steps
     from webrl.models.lora import adapters_merged, load_adapter, use_adapter
     from webrl.rl.critic import tune_critic
 
@@ -157,8 +157,9 @@ def tune_critic_backbone(cfg, model, tok, mcfg, head, steps, idx, targets, actor
                                  cfg.train.max_batch_tokens, cfg.seed, mcfg.autocast_bf16, bar.update) if fit else []  # fmt: skip
             bar.close()
             save_checkpoint(model, tok, mcfg, out)
-            with adapters_merged(model):
-                feats, _, _ = score_steps(model, steps, tok.pad_token_id, cfg.max_batch_tokens, mcfg.autocast_bf16)
+            with adapters_merged(model):  # features only: the prompts, without their actions' tokens
+                feats, _, _ = score_steps(model, [Step(s.prompt_ids, ()) for s in steps], tok.pad_token_id,
+                                          cfg.max_batch_tokens, mcfg.autocast_bf16)  # fmt: skip
     finally:
         model.delete_adapter("critic")
     return losses, feats
