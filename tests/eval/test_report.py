@@ -84,6 +84,15 @@ def test_viewer_embeds_png_screenshots_only(tmp_path):
     assert base64.b64decode(_screenshot(str(png))) == png.read_bytes()
 
 
+def test_viewer_json_cannot_end_or_reopen_its_script_element():
+    from webrl.eval.report import script_json
+
+    texts = ['<!--<script>x</script>', "</script><b>&amp;", "a\\<b", "plain"]
+    out = script_json({"steps": texts})
+    assert not set("<>&") & set(out)  # nothing an HTML parser could read as markup or an entity
+    assert json.loads(out) == {"steps": texts}
+
+
 def test_the_report_names_the_commits_that_ran_a_run():
     from webrl.eval.report import code_label
 

@@ -51,7 +51,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
     assert "(positive: P &gt; 0.5)" in text and "(positive: P &gt; 0.75)" in text
     assert "Methods × sites, mean ± std over seeds" in text and "<td>webrl</td>" in text and "(n=2)" in text
     data = out.with_name("report-viewer.html").read_text().split('type="application/json">')[1].split("</script>")[0]
-    viewed = json.loads(data.replace("<\\/", "</"))
+    viewed = json.loads(data)
     sources = {e["source"].split(" · ")[0] for e in viewed}
     from webrl.rollout.taxonomy import CLASSES
 
@@ -80,6 +80,8 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             # the viewer, for a run without and with screenshots
             eps = [json.loads(x) for x in (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").read_text().splitlines()]
             eps[0]["steps"][0]["screenshot"] = str(shot)
+            hostile = '<!--<script>document.title="x"</script> & </script>'  # page text or a response may hold this
+            eps[0]["steps"][0]["response"] = hostile
             (shot_run / "phase-001" / "rollouts" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
             assert main(["report", str(run), str(shot_run), "--out", str(out)]) == 0
             page.goto(out.with_name("report-viewer.html").as_uri())
@@ -91,6 +93,7 @@ def test_report_opens_in_chromium_with_every_plot(killed_run, tmp_path):
             page.select_option("#pick", str(shot_idx))
             assert page.locator("img.shot").count() == 1
             assert page.eval_on_selector("img.shot", "e => e.naturalWidth") > 100
+            assert hostile in page.text_content("body") and page.title() == "WebRL trajectories"  # shown as text
             summary = page.text_content("#summary")  # a failure names its error class
             assert re.search(r" · (success|failure: (fail_to_attempt|fail_to_recover|stuck_midway|wrong_page|other))$", summary), summary
             assert page.locator("pre").first.text_content().startswith("URL: ")

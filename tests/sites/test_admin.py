@@ -115,6 +115,8 @@ def test_parse_price():
         and parse_price("7") == 700
     )
     assert parse_price("") is None and parse_price("12.345") is None and parse_price("-3") is None
+    assert parse_price("100,000,000") == 100_000_000_00 and parse_price("100,000,000.01") is None
+    assert parse_price("9" * 25) is None  # beyond SQLite's integers: a form error, not a failed page
 
 
 # --- login and permissions ------------------------------------------------------------
@@ -254,7 +256,7 @@ def test_price_and_stock_edits_show_on_the_storefront(staff):
     assert store.cssselect("#price")[0].text_content() == "$12.34"
     assert store.cssselect("#stock")[0].text_content() == "In stock: 77"
     assert store.cssselect("h1")[0].text_content() == form["name"]
-    for bad in ({"price": "cheap"}, {"price": "0"}, {"stock": "-1"}, {"name": ""}):
+    for bad in ({"price": "cheap"}, {"price": "0"}, {"price": "9" * 25}, {"stock": "-1"}, {"name": ""}):
         resp = staff.post("/admin/products/200", {**form, **bad})
         assert resp.status_code == 200 and 'class="error"' in resp.get_data(as_text=True), bad
     assert one(staff.db(), "SELECT price_cents FROM products WHERE id = 200") == 1234
@@ -357,6 +359,7 @@ def test_promotions_create_validate_delete(staff):
     assert "15% off" in row.text_content() and "Scheduled" in row.text_content()
     for bad, why in [({}, "already in use"), ({"code": "A B"}, "letters, digits"),
                      ({"code": "NEW1", "percent": "95"}, "from 1 to 90"),
+                     ({"code": "NEW1", "percent": "²"}, "from 1 to 90"),  # a digit to str.isdigit, not to int()
                      ({"code": "NEW1", "ends": "2024-03-01"}, "must not be before")]:  # fmt: skip
         resp = staff.post("/admin/promotions/new", {**form, **bad})
         assert why in page_text(resp.get_data(as_text=True)), bad

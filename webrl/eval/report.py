@@ -534,9 +534,16 @@ def _screenshot(path) -> str | None:
     return base64.b64encode(data).decode() if data.startswith(b"\x89PNG\r\n\x1a\n") else None
 
 
+def script_json(value) -> str:
+    """`value` as JSON safe inside a <script> element: <, > and & as \\u escapes, so no text in it
+    (a response reading "<!--<script>" or "</script>") can end or re-open the element; JSON.parse
+    gives the same strings back."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def build_viewer(runs: list[dict]) -> str:
     eps = [e for r in runs if r.get("browse", True) for e in _episodes(r)]
-    data = json.dumps(eps).replace("</", "<\\/")  # keep the JSON inside its <script> element
+    data = script_json(eps)
     return _HTML.format(title="WebRL trajectories", style=_STYLE, body=_VIEWER.replace("__DATA__", data))
 
 

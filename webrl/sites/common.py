@@ -123,10 +123,14 @@ def paginate(total: int, per_page: int, arg: str = "page") -> Page:
 
 
 def page_url(number: int) -> str:
-    """The current URL with `page` replaced (for pager links in templates)."""
-    args = request.args.to_dict()
+    """The current URL with `page` replaced (for pager links in templates). Query parameters that
+    `url_for` would take as its own arguments (`endpoint`, `_external`, `_anchor`…) or that clash
+    with the route's parts (`?name=` on /forum/f/<name>) are dropped, not passed on: they used to
+    fail the page (500) or rewrite the link."""
+    route = request.view_args or {}
+    args = {k: v for k, v in request.args.items() if k != "endpoint" and not k.startswith("_") and k not in route}
     args["page"] = str(number)
-    return url_for(request.endpoint, **(request.view_args or {}), **args)
+    return url_for(request.endpoint, **route, **args)
 
 
 def create_site_app(

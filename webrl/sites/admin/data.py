@@ -121,15 +121,18 @@ PROMOTION_THEMES = [  # code stem, description, (month, day) start, length in da
 ]
 PRICE_RE = re.compile(r"^\$?(\d{1,3}(,\d{3})*|\d+)(\.\d{1,2})?$")
 CODE_RE = re.compile(r"^[A-Z0-9-]{3,20}$")
+PERCENT_RE = re.compile(r"^[0-9]{1,3}$")  # ASCII digits ("²".isdigit() is True, int("²") fails)
+MAX_PRICE_CENTS = 100_000_000_00  # $100 million; larger numbers would overflow SQLite's integers
 
 
 def parse_price(text: str) -> int | None:
-    """'$1,049.5' -> 104950 cents; None if it is not a price."""
+    """'$1,049.5' -> 104950 cents; None if it is not a price (or is above MAX_PRICE_CENTS)."""
     text = text.strip()
     if not PRICE_RE.match(text):
         return None
     whole, _, frac = text.lstrip("$").replace(",", "").partition(".")
-    return int(whole) * 100 + int((frac + "00")[:2])
+    cents = int(whole) * 100 + int((frac + "00")[:2])
+    return cents if cents <= MAX_PRICE_CENTS else None
 
 
 def parse_date(text: str) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import render_template, request
 
-from webrl.sites.admin.data import CODE_RE, parse_date
+from webrl.sites.admin.data import CODE_RE, PERCENT_RE, parse_date
 from webrl.sites.admin.web import PER_PAGE, all_rows, form_text, go, like, one_row, text_arg
 from webrl.sites.common import db, login_required, paginate
 
@@ -29,7 +29,7 @@ def _validate(form: dict) -> str:
         return "The code must be 3 to 20 letters, digits or dashes."
     if one_row("SELECT 1 FROM promotions WHERE code = ?", (form["code"],)):
         return f"The code {form['code']} is already in use."
-    if not form["percent"].isdigit() or not 1 <= int(form["percent"]) <= 90:
+    if not PERCENT_RE.match(form["percent"]) or not 1 <= int(form["percent"]) <= 90:
         return "The discount must be a whole percentage from 1 to 90."
     starts, ends = parse_date(form["starts"]), parse_date(form["ends"])
     if starts is None or ends is None:
