@@ -499,6 +499,13 @@ def test_resume_refuses_flags_that_would_change_the_saved_run(killed_run, capsys
     same = build_parser().parse_args(["train", "--run", str(run), "--resume", "--seed", str(cfg.seed),
                                       "--beta", str(cfg.beta), "--lr", str(cfg.train.lr)])  # fmt: skip
     assert resume_conflicts(same, cfg) == []
+    # a preset is a bundle of settings: the run's own (cpu-tiny) passes, another is named (it used to be ignored)
+    tiny = build_parser().parse_args(["train", "--run", str(run), "--resume", "--preset", "cpu-tiny",
+                                      "--lr", str(cfg.train.lr)])  # fmt: skip
+    assert resume_conflicts(tiny, cfg) == []
+    cpu = build_parser().parse_args(["train", "--run", str(run), "--resume", "--preset", "cpu"])
+    assert resume_conflicts(cpu, cfg) == ["preset='cpu' (its tasks_per_phase, eval_subset, replay_sample, temperature, "
+                                          "orm_threshold differ from the run's; --resume needs no --preset)"]
     assert main(["train", "--run", str(run), "--resume", "--beta", "3", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "beta=3.0" in err and f"the run has {cfg.beta!r}" in err and "start a new --run" in err

@@ -18,9 +18,10 @@ def loop_config(args: argparse.Namespace):
     preset or value (the message names the field)."""
     from webrl.rl.loop_config import LOOP_PRESETS, LOOP_TRAIN, LoopConfig
 
-    if args.preset not in LOOP_PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(LOOP_PRESETS)}")
-    fields = dict(LOOP_PRESETS[args.preset])
+    name = args.preset or "cpu"
+    if name not in LOOP_PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(LOOP_PRESETS)}")
+    fields = dict(LOOP_PRESETS[name])
     for key, value in given_fields(args).items():
         if key.startswith("train."):  # a field of the actor's TrainConfig
             fields["train"] = replace(fields.get("train", LOOP_TRAIN), **{key.removeprefix("train."): value})
@@ -76,11 +77,23 @@ def check_inputs(cfg) -> None:
 def resume_conflicts(args: argparse.Namespace, cfg) -> list[str]:
     """The settings given on a `--resume` command line that differ from the run's saved ones
     (`--resume` continues with the saved settings: a flag that would change them is an error)."""
+    from webrl.rl.loop_config import LOOP_PRESETS
+
     out = []
-    for key, value in given_fields(args).items():
+    given = given_fields(args)
+    for key, value in given.items():
         saved = getattr(cfg.train, key.removeprefix("train.")) if key.startswith("train.") else getattr(cfg, key)
         if saved != value:
             out.append(f"{key}={value!r} (the run has {saved!r})")
+    if args.preset is not None:  # a preset given: its settings that no other flag overrides
+        if args.preset not in LOOP_PRESETS:
+            return [*out, f"preset={args.preset!r} (unknown; choose one of {', '.join(LOOP_PRESETS)})"]
+        tuned = {k.removeprefix("train."): v for k, v in given.items() if k.startswith("train.")}
+        differ = [k for k, v in LOOP_PRESETS[args.preset].items() if k not in given
+                  and getattr(cfg, k) != (replace(v, **tuned) if k == "train" else v)]  # fmt: skip
+        if differ:
+            out.append(f"preset={args.preset!r} (its {', '.join(differ)} differ from the run's; "
+                       "--resume needs no --preset)")
     return out
 
 
@@ -160,7 +173,7 @@ def add_commands(sub) -> None:
     t.add_argument("--start-eval", action="append", default=[], metavar="RUN",
                    help="a finished `webrl train` run whose eval of the same starting actor (same init, eval "
                         "split, step limit, envs and tasks) this run reuses instead of running its own; repeatable")
-    t.add_argument("--preset", default="cpu", help="cpu-tiny | cpu | gpu (sizes of phases and evals)")
+    t.add_argument("--preset", default=None, help="cpu-tiny | cpu | gpu (sizes of phases and evals; default cpu)")
     t.add_argument("--init", default=None, help="starting actor checkpoint (e.g. runs/sft/final)")
     t.add_argument("--orm", default=None, help="ORM checkpoint (e.g. runs/orm/model/final)")
     t.add_argument("--demos", default=None, help="SFT demonstrations JSONL, replayed as phase 0")
