@@ -41,6 +41,7 @@ def test_parse_valid(text, kind, element, argument):
         ('do(action="Click", element="1").x', "must be a call"),
         ('do(action="Click", element="1")(2)', "must be a call"),
         ('exit(message="a", code=3)', "only message"),
+        ('do(action="Click", action="Type", element="1", argument="x")', "given twice"),
         ('do(action="Click", element="1"', "could not parse"),
         ('do(action="Type", argument="' + "x" * 5000 + '", element="1")', "too long"),
         (None, "must be text"),

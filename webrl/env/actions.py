@@ -93,6 +93,8 @@ def parse_action(text: object) -> ParseResult:
     for kw in call.keywords:
         if kw.arg is None:
             return ParseResult(None, "**kwargs are not allowed in actions")
+        if kw.arg in kwargs:  # Python itself refuses a repeated keyword; ast.parse does not
+            return ParseResult(None, f"argument {kw.arg!r} is given twice")
         try:
             kwargs[kw.arg] = ast.literal_eval(kw.value)
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
