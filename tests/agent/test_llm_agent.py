@@ -2,10 +2,11 @@
 `webrl eval --agent PATH` on a cpu-tiny checkpoint."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from webrl.agent.llm_agent import LLMAgent, run_batched
-from webrl.agent.local_policy import Generation, SamplingParams
+from webrl.agent.llm_agent import LLMAgent, run_batched, step_sampling
+from webrl.agent.local_policy import Generation, LocalPolicy, SamplingParams
 from webrl.agent.prompt import PromptConfig
 from webrl.env.web_env import EnvConfig, WebEnv
 from webrl.rollout.runner import run_episode
@@ -182,3 +183,41 @@ def test_cli_eval_through_a_served_checkpoint_equals_the_local_one(tiny, tmp_pat
         return {r["task_id"]: ([s["response"] for s in r["steps"]], r["success"]) for r in map(json.loads, rows)}
 
     assert episodes("remote") == episodes("local") and len(episodes("local")) == 4
+
+
+def test_step_sampling_gives_each_seeded_step_a_seed_of_its_own():
+    base = SamplingParams(temperature=0.5, seed=3)
+    unseeded, greedy = SamplingParams(temperature=0.5), SamplingParams(seed=3)
+    assert step_sampling(unseeded, "t1", 0) is unseeded and step_sampling(greedy, "t1", 4) is greedy
+    seeds = {step_sampling(replace(base, seed=s), t, k).seed for s in (3, 4) for t in ("t1", "t2") for k in (0, 1)}
+    assert len(seeds) == 8 and all(0 <= x < 2**63 for x in seeds)
+    assert step_sampling(base, "t1", 1) == replace(base, seed=step_sampling(base, "t1", 1).seed)  # only the seed moves
+    # blake2b-64 of "3/shop-1/2", shifted right once (hashlib, by hand): the value is part of what a seed
+    # means, so a change here changes every seeded run
+    assert step_sampling(base, "shop-1", 2).seed == 7369529835383681664
+
+
+def test_a_seeded_episode_does_not_depend_on_its_batch_mates(tiny):
+    """At temperature 1 with a seed, a task's episode takes the same steps alone, beside others in
+    any order, with any policy-level generator, and in the one-env agent; another seed differs, and
+    so do two copies of one task (ids TASK#0, TASK#1: a seed of their own, not the run's seed)."""
+    model, tok = tiny
+    forum = [t for t in load_split("test") if t.site == "forum"]
+    tasks = forum[:2] + [replace(forum[2], task_id=f"{forum[2].task_id}#{k}") for k in range(2)]
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=8, seed=11)
+    world = WorldApp()
+
+    def responses(ts, n_envs, params=sampling, policy_seed=0):
+        envs = [WebEnv(EnvConfig(max_steps=3, max_revisits=0), world) for _ in range(n_envs)]
+        recs = run_batched(ts, envs, LocalPolicy(model, tok, seed=policy_seed), PromptConfig(), params)
+        return {r["task_id"]: [s["response"] for s in r["steps"]] for r in recs}
+
+    together = responses(tasks, 3)
+    assert all(len(v) == 3 for v in together.values())
+    assert together[tasks[2].task_id] != together[tasks[3].task_id]  # the copies draw apart
+    assert responses(tasks[2:3], 1, policy_seed=99) == {tasks[2].task_id: together[tasks[2].task_id]}
+    assert responses(tasks[::-1], 2) == together
+    assert responses(tasks, 3, replace(sampling, seed=12)) != together
+    env = WebEnv(EnvConfig(max_steps=3, max_revisits=0), world)
+    one = run_episode(env, LLMAgent(LocalPolicy(model, tok, seed=7), sampling=sampling), tasks[1])
+    assert [s["response"] for s in one["steps"]] == together[tasks[1].task_id]

@@ -72,6 +72,18 @@ def test_process_workers_give_the_in_process_results_and_resume(served, tmp_path
     assert json.loads((out / "config.json").read_text())["workers"] == {"n": 2, "executor": "process"}
 
 
+def test_seeded_sampling_gives_the_in_process_episodes_over_workers(served):
+    """At temperature 1 with a seed, each episode step sends its own seed: two workers with two envs
+    each (their rows as concurrent requests) sample the episodes three envs in one process do."""
+    server, policy, ckpt = served
+    tasks, sampled = _tasks(4), SamplingParams(temperature=1.0, max_new_tokens=8, seed=5)
+    _, local = run_eval_llm(tasks, policy, sampling=sampled, n_envs=3, env_config=ENV, progress=False)
+    _, remote = run_eval_llm(tasks, policy, sampling=sampled, n_envs=2, env_config=ENV, progress=False,
+                             workers=Workers(2, Endpoint(server.url, str(ckpt))))  # fmt: skip
+    assert _outcome(remote) == _outcome(local)
+    assert len({tuple(v[2]) for v in _outcome(local).values()}) == 4  # (sampled: no two episodes alike)
+
+
 def test_a_worker_that_cannot_reach_the_model_names_its_tasks(served, tmp_path):
     _, policy, ckpt = served
     with socket.socket() as s:  # a loopback port nobody listens on

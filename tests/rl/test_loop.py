@@ -393,6 +393,14 @@ def test_a_shared_phase_1_is_the_one_the_run_would_have_rolled_out(killed_run, t
     train(base, tmp_path / "webrl", progress=False)
     train(awr, tmp_path / "awr-own", progress=False)
     assert phase_1(tmp_path / "awr-own") == phase_1(tmp_path / "webrl") and phase_1(tmp_path / "webrl")
+
+    def episodes(run: Path) -> list:
+        return sorted((str(e["task_id"]), [s["response"] for s in e["steps"]])
+                      for e in read_jsonl(run / "phase-001" / "rollouts" / "episodes.jsonl"))  # fmt: skip
+
+    # the same settings' run that was killed after two rollouts and resumed sampled the same episodes
+    # (each step draws from its own seed: T = 1 here), though its batches held other episodes
+    assert base.temperature > 0 and episodes(killed_run[0]) == episodes(tmp_path / "webrl")
     assert first_phase_source([tmp_path / "webrl"], awr) == tmp_path / "webrl"
     assert share_first_phase(tmp_path / "webrl", tmp_path / "awr")
     line = train(awr, tmp_path / "awr", progress=False)

@@ -8,9 +8,10 @@ Model output goes to the env as data (parsed with `ast`, never executed).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from webrl.agent.local_policy import Generation, SamplingParams
@@ -28,6 +29,19 @@ class TextPolicy(Protocol):
     ) -> list[Generation]: ...
 
 
+def step_sampling(sampling: SamplingParams, task_id, step: int) -> SamplingParams:
+    """The sampling of step `step` (0-based) of the episode of `task_id`. With `sampling.seed` set
+    and a temperature above 0, the step gets a seed of its own, a hash of (seed, task, step): an
+    episode's draws then depend neither on the episodes that share its batches (how many envs or
+    workers run, in what order) nor on another episode's draw (a last-digit difference in the
+    arithmetic of another machine changes one episode, not every later draw of the batch).
+    Greedy decoding, or no seed, returns `sampling` unchanged (the policy's own generator)."""
+    if sampling.seed is None or sampling.temperature == 0:
+        return sampling
+    digest = hashlib.blake2b(f"{sampling.seed}/{task_id}/{step}".encode(), digest_size=8).digest()
+    return replace(sampling, seed=int.from_bytes(digest, "big") >> 1)  # < 2**63: a JSON/int64 seed
+
+
 class LLMAgent:
     """The `Agent` protocol (reset/act) over a text policy, for the one-env runner."""
 
@@ -36,15 +50,17 @@ class LLMAgent:
         self.prompt = prompt or PromptConfig()
         self.sampling = sampling or SamplingParams()
         self.intent = ""
+        self.task_id = None
         self.history: list[tuple[str, str]] = []
 
     def reset(self, task: Task) -> None:
-        self.intent = task.intent
+        self.intent, self.task_id = task.intent, task.task_id
         self.history = []
 
     def act(self, obs: str, info: dict) -> str:
         text = build_prompt(self.policy.tokenizer, self.intent, self.history, obs, self.prompt)
-        response = trim_response(self.policy.generate([text], self.sampling)[0].text)
+        params = step_sampling(self.sampling, self.task_id, len(self.history))
+        response = trim_response(self.policy.generate([text], params)[0].text)
         self.history.append((obs, response))
         return response
 
@@ -111,7 +127,7 @@ def run_batched(
             return records
         prompts = [build_prompt(policy.tokenizer, ep.task.intent, ep.history, ep.obs, prompt) for ep in active]
         try:
-            gens = policy.generate(prompts, sampling)
+            gens = policy.generate(prompts, [step_sampling(sampling, ep.task.task_id, len(ep.steps)) for ep in active])
         except Exception as e:  # the policy failed (e.g. server down): these episodes end, the run goes on
             for ep in active:
                 finish(_record(ep, 0.0, False, False, None, agent_error=f"{type(e).__name__}: {e}"))

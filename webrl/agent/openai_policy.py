@@ -7,8 +7,10 @@ endpoint (vLLM, SGLang, `webrl serve-model`), with the official `openai` client.
 Prompts are built client-side (agent/prompt.py needs the tokenizer for its token
 budget), so the tokenizer comes from `tokenizer=`, or else from the served model
 id when that is a local directory (our server and vLLM report the model path).
-All prompts of one `generate` call go in one request (a list prompt), so the
-server sees the same batch a `LocalPolicy` would. With our server, two extensions
+All prompts of one `generate` call that sample alike go in one request (a list prompt),
+so the server sees the same batch a `LocalPolicy` would; prompts that sample differently
+(another temperature, a seed each: `step_sampling`) go as concurrent requests, which the
+server batches again. With our server, two extensions
 are used: `stop_at_action` (stop once an action line is complete) and
 `return_tokens_as_token_ids` (vLLM's convention, "token_id:123"). Elsewhere the
 text is cut after its first action line client-side.
@@ -19,6 +21,8 @@ convention of vLLM and of our server; it needs the tokenizer.
 """
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 from webrl.agent.local_policy import Generation, SamplingParams
 from webrl.agent.prompt import trim_response
@@ -33,6 +37,7 @@ class OpenAIPolicy:
         api_key: str = "EMPTY",
         timeout: float = 1800.0,
         max_prompts_per_request: int = 64,
+        max_concurrent: int = 64,
     ):
         from openai import APIConnectionError, APITimeoutError, OpenAI
 
@@ -50,6 +55,7 @@ class OpenAIPolicy:
         self.ours = any(m.id == model and getattr(m, "owned_by", "") == "webrl" for m in served)
         self.name = f"{base_url}#{model}"
         self.max_prompts = max_prompts_per_request
+        self.max_concurrent = max_concurrent  # requests in flight at once for one generate call
         self.tokenizer = tokenizer if tokenizer is not None else _tokenizer_for(model)
 
     def generate(self, prompts: list[str], params: SamplingParams | list[SamplingParams] | None = None) -> list[Generation]:
@@ -59,11 +65,21 @@ class OpenAIPolicy:
         groups: dict[SamplingParams, list[int]] = {}
         for i, p in enumerate(params):
             groups.setdefault(p, []).append(i)
-        for p, idx in groups.items():
-            for k in range(0, len(idx), self.max_prompts):
-                chunk = idx[k : k + self.max_prompts]
-                for i, g in zip(chunk, self._request([prompts[i] for i in chunk], p), strict=True):
-                    out[i] = g
+        requests = [(p, idx[k : k + self.max_prompts]) for p, idx in groups.items()
+                    for k in range(0, len(idx), self.max_prompts)]  # fmt: skip
+
+        def ask(request: tuple[SamplingParams, list[int]]) -> tuple[list[int], list[Generation]]:
+            p, chunk = request
+            return chunk, self._request([prompts[i] for i in chunk], p)
+
+        if len(requests) == 1:
+            answers = [ask(requests[0])]
+        else:  # rows that sample differently (e.g. a seed each) go as concurrent requests: the server batches them
+            with ThreadPoolExecutor(max_workers=min(len(requests), self.max_concurrent)) as pool:
+                answers = list(pool.map(ask, requests))
+        for chunk, gens in answers:
+            for i, g in zip(chunk, gens, strict=True):
+                out[i] = g
         return out  # type: ignore[return-value]
 
     def encode(self, text: str) -> list[int]:

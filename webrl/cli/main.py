@@ -246,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--base-url", default="http://127.0.0.1:7770",
                    help="chromium: the site server (started there if none runs; port 0 = any free port)")  # fmt: skip
     e.add_argument("--out", default=None, help="directory for episodes.jsonl + summary.json (resumable)")
-    e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
+    e.add_argument("--seed", type=int, default=0,
+                   help="seed of the random agent; for a model at --temperature > 0, of its samples "
+                        "(each episode step draws from its own seed, so an episode does not depend on --envs)")
     e.add_argument("--max-steps", type=int, default=30, help="steps before an episode is cut off")
     e.add_argument("--max-revisits", type=int, default=3,
                    help="cut off an episode that sends the same action on the same page this many times "

@@ -71,7 +71,8 @@ def eval_llm(args: argparse.Namespace, tasks) -> int:
         print("error: --screenshots needs --out DIR (they are saved under DIR/screenshots)", file=sys.stderr)
         return 2
     policy, prompt = _policy(args.agent, args)
-    sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens)
+    sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
+                              seed=args.seed if args.temperature > 0 else None)  # a seed per episode step (step_sampling)
     out = Path(args.out) if args.out else None
     env_config = EnvConfig(max_steps=args.max_steps, max_revisits=args.max_revisits)
     backend, extra = None, {"agent": args.agent, "split": args.split, "seed": args.seed}

@@ -185,8 +185,11 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     out = pdir / "rollouts"
     if "rollout" in stages:
         return read_episodes(out / "episodes.jsonl")
+    seed = phase_seed(cfg.seed, pdir)
     policy = LocalPolicy(model, tok, max_batch_tokens=cfg.max_batch_tokens, autocast_bf16=mcfg.autocast_bf16,
-                         seed=phase_seed(cfg.seed, pdir))  # fmt: skip
+                         seed=seed)  # fmt: skip
+    # each episode step samples with a seed of its own (step_sampling): a rollout does not depend on its batch mates
+    sampling = SamplingParams(temperature=cfg.temperature, seed=seed if cfg.temperature > 0 else None)
     count = {"n": len(read_episodes(out / "episodes.jsonl"))}
 
     def on_episode(_rec: dict) -> None:
@@ -196,7 +199,7 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
 
     # forward-only: merged adapters are ~3x faster on CPU; with workers, served on loopback for the stage
     with adapters_merged(model), served_workers(policy, cfg.workers, cfg.init, cfg.executor, "actor") as workers:
-        _, records = run_eval_llm(tasks, policy, prompt, SamplingParams(temperature=cfg.temperature), n_envs=cfg.envs,
+        _, records = run_eval_llm(tasks, policy, prompt, sampling, n_envs=cfg.envs,
                                   env_config=EnvConfig(max_steps=cfg.rollout_max_steps), out_dir=out,
                                   progress=progress, on_record=on_episode, workers=workers)  # fmt: skip
     model.train()

@@ -9,10 +9,13 @@ flight against the endpoint (`webrl serve-model`, vLLM, SGLang), whose server ba
 concurrent requests of all workers. The driver writes each chunk's episodes as the chunk
 finishes, so a killed run loses at most the chunks in flight, which a resume runs again.
 
-Sampling at temperature > 0 is seeded on the server, so which worker's request comes first
-changes the draws: distributed rollouts are reproducible in distribution, not episode by episode.
-Greedy evaluation is exact when the server runs one prompt per forward pass; batched with other
-workers' prompts, padding can flip a near-tie (README, "Serving").
+Sampling at temperature > 0 with a seed (`SamplingParams.seed`; the phase loop and `webrl eval
+--seed` set one) sends each episode step's own seed (`step_sampling`), which our server and vLLM
+honour per request: an episode's draws then depend neither on the worker count nor on which
+worker's request comes first. Without a seed the server's one generator serves every request in
+arrival order: reproducible in distribution, not episode by episode. Greedy evaluation is exact
+when the server runs one prompt per forward pass; batched with other workers' prompts, padding
+can flip a near-tie (README, "Serving").
 """
 
 from __future__ import annotations
