@@ -59,6 +59,11 @@ def test_openai_policy_equals_local_policy(served):
     for a, b in zip(remote.generate(PROMPTS, p), policy.generate(PROMPTS, p), strict=True):
         assert (a.text, a.token_ids, a.finish_reason) == (b.text, b.token_ids, b.finish_reason)
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+    # rows that sample differently (a seed each) go as concurrent requests; each gets its own seed
+    seeded = [SamplingParams(temperature=1.0, max_new_tokens=12, seed=s) for s in (4, 9)]
+    for a, b in zip(remote.generate(PROMPTS[:2], seeded), policy.generate(PROMPTS[:2], seeded), strict=True):
+        assert (a.text, a.token_ids) == (b.text, b.token_ids)
+    assert remote.generate([], p) == []
 
 
 def test_echo_and_token_id_prompts(served, client):

@@ -497,3 +497,20 @@ def critic_features(model, tok, tasks):
         steps.append(Step(tuple(tok(build_prompt(tok, t.intent, [], obs, PromptConfig()), add_special_tokens=False)["input_ids"]), ()))
     env.close()
     return score_steps(model, steps, tok.pad_token_id)[0]
+
+
+def test_a_rollout_begun_before_seeds_per_step_resumes_under_its_own_rule(tmp_path):
+    """A rollout stage whose saved config has no sampling seed (code before `step_sampling`) and has
+    episodes finishes with seed None (one generator, as it began); a fresh or greedy stage as shown."""
+    import json
+
+    from webrl.rl.stages import rollout_seed
+
+    saved = tmp_path / "config.json"
+    assert rollout_seed(7, 0.5, saved, 0) == 7  # fresh: the phase's seed
+    assert rollout_seed(7, 0.0, saved, 0) is None  # greedy: no seed
+    saved.write_text(json.dumps({"sampling": {"temperature": 0.5, "seed": None}}))
+    assert rollout_seed(7, 0.5, saved, 2) is None  # begun under the old rule: kept
+    assert rollout_seed(7, 0.5, saved, 0) == 7  # nothing on disk yet: the new rule
+    saved.write_text(json.dumps({"sampling": {"temperature": 0.5, "seed": 7}}))
+    assert rollout_seed(7, 0.5, saved, 2) == 7

@@ -72,8 +72,8 @@ class OpenAIPolicy:
             p, chunk = request
             return chunk, self._request([prompts[i] for i in chunk], p)
 
-        if len(requests) == 1:
-            answers = [ask(requests[0])]
+        if len(requests) <= 1:
+            answers = [ask(r) for r in requests]
         else:  # rows that sample differently (e.g. a seed each) go as concurrent requests: the server batches them
             with ThreadPoolExecutor(max_workers=min(len(requests), self.max_concurrent)) as pool:
                 answers = list(pool.map(ask, requests))

@@ -45,7 +45,7 @@ from webrl.files import read_jsonl, write_jsonl_atomic
 from webrl.models.training import claim_run_config
 from webrl.rl.critic_stage import critic_stage
 from webrl.rl.loop_config import LOOP_PRESETS, METRICS, LoopConfig  # noqa: F401 (re-exported)
-from webrl.rl.stages import Stages, fault, phase_seed
+from webrl.rl.stages import Stages, fault, phase_seed, rollout_seed
 from webrl.rl.task_stage import phase_tasks
 from webrl.tasks.splits import load_eval_tasks, stratified
 from webrl.tensorboard import ScalarLog
@@ -188,9 +188,10 @@ def rollout(cfg: LoopConfig, tasks: list, model, tok, mcfg, prompt, pdir: Path, 
     seed = phase_seed(cfg.seed, pdir)
     policy = LocalPolicy(model, tok, max_batch_tokens=cfg.max_batch_tokens, autocast_bf16=mcfg.autocast_bf16,
                          seed=seed)  # fmt: skip
-    # each episode step samples with a seed of its own (step_sampling): a rollout does not depend on its batch mates
-    sampling = SamplingParams(temperature=cfg.temperature, seed=seed if cfg.temperature > 0 else None)
     count = {"n": len(read_episodes(out / "episodes.jsonl"))}
+    # each episode step samples with a seed of its own (step_sampling): a rollout does not depend on its batch mates
+    sampling = SamplingParams(temperature=cfg.temperature,
+                              seed=rollout_seed(seed, cfg.temperature, out / "config.json", count["n"]))  # fmt: skip
 
     def on_episode(_rec: dict) -> None:
         count["n"] += 1

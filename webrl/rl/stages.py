@@ -54,6 +54,19 @@ def phase_seed(seed: int, pdir: Path) -> int:
     return seed + 1000 * (int(name.split("-")[1]) if name.startswith("phase-") and name[6:].isdigit() else 0)
 
 
+def rollout_seed(seed: int, temperature: float, saved_config: Path, episodes_done: int) -> int | None:
+    """The `SamplingParams.seed` of a phase's rollouts: the phase's seed when they sample (T > 0),
+    each episode step then drawing from a seed of its own (`step_sampling`); None for greedy
+    rollouts, and for a rollout stage begun by code before that rule (its saved config.json has no
+    sampling seed, and episodes exist), which then finishes under its own rule (one generator for
+    the phase) instead of refusing to resume."""
+    if temperature == 0:
+        return None
+    old_rule = episodes_done and saved_config.exists() and \
+        json.loads(saved_config.read_text()).get("sampling", {}).get("seed") is None
+    return None if old_rule else seed
+
+
 def fault(point: str) -> None:
     """Fault injection for the resume tests: WEBRL_FAULT=<point> kills the process here."""
     if os.environ.get("WEBRL_FAULT") == point:

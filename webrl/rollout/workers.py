@@ -12,8 +12,9 @@ finishes, so a killed run loses at most the chunks in flight, which a resume run
 Sampling at temperature > 0 with a seed (`SamplingParams.seed`; the phase loop and `webrl eval
 --seed` set one) sends each episode step's own seed (`step_sampling`), which our server and vLLM
 honour per request: an episode's draws then depend neither on the worker count nor on which
-worker's request comes first. Without a seed the server's one generator serves every request in
-arrival order: reproducible in distribution, not episode by episode. Greedy evaluation is exact
+worker's request comes first (up to a near-tie that padding can flip). Without a seed the
+server's one generator serves every request in arrival order: reproducible in distribution, not
+episode by episode. Greedy evaluation is exact
 when the server runs one prompt per forward pass; batched with other workers' prompts, padding
 can flip a near-tie (README, "Serving").
 """
