@@ -14,9 +14,8 @@ Sampling at temperature > 0 with a seed (`SamplingParams.seed`; the phase loop a
 honour per request: an episode's draws then depend neither on the worker count nor on which
 worker's request comes first (up to a near-tie that padding can flip). Without a seed the
 server's one generator serves every request in arrival order: reproducible in distribution, not
-episode by episode. Greedy evaluation is exact
-when the server runs one prompt per forward pass; batched with other workers' prompts, padding
-can flip a near-tie (README, "Serving").
+episode by episode. Greedy evaluation is exact when the server runs one prompt per forward pass;
+batched with other workers' prompts, padding can flip a near-tie (README, "Serving").
 """
 
 from __future__ import annotations
