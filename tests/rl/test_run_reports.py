@@ -128,7 +128,8 @@ def test_study_table_from_finished_runs(killed_run, tmp_path, capsys):
     w, lo = paired(s0, f0)
     assert table["webrl"]["vs_start"] == {"won": 2 * w, "lost": 2 * lo, "p": float(f"{sign_test(2 * w, 2 * lo):.3g}")}
     md = format_results(table)
-    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | wall min | tasks won / lost vs start |")
+    assert md.startswith("| config | all |") and "| webrl |" in md and md.splitlines()[0].endswith("| mean steps | wall min | tasks won / lost vs start | won / lost vs webrl |")
+    assert table["no_replay"]["vs_full"] == {"won": 0, "lost": 0, "p": 1.0}  # a copy of webrl's seed-0 run
     # a run's wall minutes: its phases' (metrics.jsonl) plus its final eval's, by hand from the files
     r0 = tmp_path / "webrl" / "seed-0"
     final = r0 / "final" / "eval" / "summary.json"

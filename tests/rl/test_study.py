@@ -270,7 +270,7 @@ def test_nothing_is_shared_into_a_folder_begun_with_other_settings(tmp_path):
     assert not claimed_otherwise(run, replace(cfg, tasks_per_phase=8))
 
 
-def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path):
+def test_study_table_pairs_each_config_with_continued_sft_and_webrl_seed_by_seed(tmp_path):
     from webrl.eval.study import format_results, results
 
     def final(name, seed, outs):
@@ -290,13 +290,20 @@ def test_study_table_pairs_each_config_with_continued_sft_seed_by_seed(tmp_path)
     table = results(tmp_path, ["webrl", "continued_sft"], [0, 1, 2])
     assert table["webrl"]["vs_bar"] == {"won": 2, "lost": 3, "p": 1.0}
     assert "vs_bar" not in table["continued_sft"]
-    final("awr", 2, {1: True, 2: True, 3: True, 4: True})  # no seed in common with the bar: "-", not +0 / −0
+    # and each config against webrl's final actor of the same seed (an ablation's paired effect)
+    assert table["continued_sft"]["vs_full"] == {"won": 3, "lost": 2, "p": 1.0}  # seed 0: +2 (1, 2) / -1 (3); seed 1: +1 / -1
+    assert "vs_full" not in table["webrl"]
+    final("awr", 2, {1: True, 2: False, 3: False, 4: False})  # no seed in common with the bar: "-", not +0 / −0
     awr = results(tmp_path, ["webrl", "continued_sft", "awr"], [0, 1, 2])["awr"]
-    assert awr["vs_bar"] is None and format_results({"awr": awr}).splitlines()[-1].endswith(", p 1 | - |")
+    assert awr["vs_bar"] is None and awr["vs_full"] == {"won": 0, "lost": 3, "p": 0.25}  # seed 2 vs webrl's
+    assert format_results({"awr": awr}).splitlines()[-1].endswith("| +0 / −0, p 1 | - | +0 / −3, p 0.25 |")  # no start eval here
     header = format_results(table).splitlines()[0]
-    assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft |")
-    assert "| +2 / −3, p 1 |" in format_results(table).split("| webrl |")[1].splitlines()[0]
-    assert "vs_bar" not in results(tmp_path, ["webrl"], [0, 1, 2])["webrl"]  # no bar in the study: no column
+    assert header.endswith("| tasks won / lost vs start | won / lost vs continued_sft | won / lost vs webrl |")
+    assert "| +2 / −3, p 1 | - |" in format_results(table).split("| webrl |")[1].splitlines()[0]
+    assert "| - | +3 / −2, p 1 |" in format_results(table).split("| continued_sft |")[1].splitlines()[0]
+    alone = results(tmp_path, ["webrl"], [0, 1, 2])["webrl"]  # neither reference in the study: no column
+    assert "vs_bar" not in alone and "vs_full" not in alone
+    assert format_results({"webrl": alone}).splitlines()[0].endswith("| tasks won / lost vs start |")
 
 
 def test_every_study_config_is_a_valid_loop_config():

@@ -103,14 +103,17 @@ def _add(acc: dict[str, list[float]], summary: Path) -> None:
 
 
 BAR = "continued_sft"  # the baseline every method has to beat: SFT with the same actor steps
+FULL = "webrl"  # the full method: an ablation's effect is its run against webrl's of the same seed (same phase 1)
+PAIRED = ("vs_start", "vs_bar", "vs_full")  # a row's paired comparisons, not sites
 
 
 def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
     """mean ± std over the seeds that finished, per config, overall and per site; the `start` row is
     the starting actor (the SFT checkpoint; the first config's phase-0 evals). Each config's row also
     holds "vs_start": the tasks its final actors won and lost against their own start eval, summed
-    over seeds, and the sign test's p-value; and, when `continued_sft` has finished runs, "vs_bar":
-    the same against its final actor of the same seed (seeds both finished)."""
+    over seeds, and the sign test's p-value; when `continued_sft` has finished runs, "vs_bar": the
+    same against its final actor of the same seed (seeds both finished); and when `webrl` has, "vs_full":
+    the same against webrl's (what an ablation changed, paired: a seed's configs share phase 1)."""
     out = Path(out)
     table: dict[str, dict] = {}
     start: dict[str, list[float]] = {}
@@ -136,6 +139,10 @@ def results(out: str | Path, names: list[str], seeds: list[int]) -> dict:
         for name in table:
             if name != BAR:
                 table[name]["vs_bar"] = _paired_over_seeds(out, BAR, name, seeds)
+    if FULL in table:
+        for name in table:
+            if name != FULL:
+                table[name]["vs_full"] = _paired_over_seeds(out, FULL, name, seeds)
     if start:
         table = {"start": {k: stats(v) for k, v in start.items()}, **table}
     return table
@@ -178,15 +185,15 @@ def table_cells(table: dict) -> tuple[list[str], list[list[str]]]:
     """(header, rows): one row per config, "mean ± std (n=seeds)" in %, no spread for one seed, the
     mean episode length (mean over seeds; shortening and looping show here first), the wall minutes
     of a run (phases and final eval, mean over the seeds that recorded them), and the tasks won /
-    lost against the start with the sign test's p (summed over seeds)."""
-    sites = sorted({s for row in table.values() for s in row
-                    if s not in ("all", "steps", "minutes", "vs_start", "vs_bar")})  # fmt: skip
-    bar = any("vs_bar" in row for row in table.values())
+    lost against the start with the sign test's p (summed over seeds), then against continued SFT and
+    against webrl, where the study ran them (a column each)."""
+    sites = sorted({s for row in table.values() for s in row if s not in ("all", "steps", "minutes", *PAIRED)})
+    refs = [(k, ref) for k, ref in (("vs_bar", BAR), ("vs_full", FULL)) if any(k in row for row in table.values())]
     rows = [[name, _cell(row.get("all")), *(_cell(row.get(s)) for s in sites), _steps_cell(row.get("steps")),
-             _minutes_cell(row.get("minutes")), _paired_cell(row.get("vs_start")), *([_paired_cell(row.get("vs_bar"))] if bar else [])]
+             _minutes_cell(row.get("minutes")), _paired_cell(row.get("vs_start")), *(_paired_cell(row.get(k)) for k, _ in refs)]
             for name, row in table.items()]  # fmt: skip
     return ["config", "all", *sites, "mean steps", "wall min", "tasks won / lost vs start",
-            *([f"won / lost vs {BAR}"] if bar else [])], rows  # fmt: skip
+            *(f"won / lost vs {ref}" for _, ref in refs)], rows  # fmt: skip
 
 
 def format_results(table: dict) -> str:
